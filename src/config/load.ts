@@ -1,0 +1,95 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseDotenv } from 'dotenv';
+import { Compile } from 'typebox/compile';
+import { Value } from 'typebox/value';
+import { ConfigError } from '../errors/index.js';
+import { type Config, ConfigSchema } from './schema.js';
+
+const validator = Compile(ConfigSchema);
+
+/** Environment variables accepted under the predecessor's name, mapped to ours. */
+const ALIASES: Record<string, keyof Config> = {
+  WYVERN_INDEX_VERSION: 'INDEX_VERSION',
+};
+
+const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS']);
+const INTEGER_KEYS = new Set<string>(
+  Object.entries(ConfigSchema.properties)
+    .filter(([, s]) => (s as { type?: unknown }).type === 'integer')
+    .map(([k]) => k),
+);
+
+/**
+ * Reads `.env` then `.env.prod` from `dir` (the later file wins, as in the predecessor); the
+ * process environment wins over both.
+ */
+export function readEnvFiles(
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string | undefined> {
+  const merged: Record<string, string | undefined> = {};
+  for (const name of ['.env', '.env.prod']) {
+    const path = join(dir, name);
+    if (existsSync(path)) Object.assign(merged, parseDotenv(readFileSync(path)));
+  }
+  return { ...merged, ...env };
+}
+
+/**
+ * Validates settings once and returns them frozen. `source` is a map of environment variables
+ * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
+ * Unknown variables are ignored; every invalid one is reported at once in a {@link ConfigError}.
+ */
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const raw: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [alias, name] of Object.entries(ALIASES)) {
+    const value = source[alias];
+    if (value !== undefined && source[name] === undefined) raw[name] = value;
+  }
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = source[name];
+    if (value === undefined || value === '') continue;
+    if (LIST_KEYS.has(name)) {
+      raw[name] = value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+    } else if (INTEGER_KEYS.has(name)) {
+      // Number('') and Number(' 12 ') are too lenient for a port; accept plain digits only.
+      if (/^\d+$/.test(value.trim())) raw[name] = Number(value.trim());
+      else problems.push(`${name}=${JSON.stringify(value)}: expected a whole number`);
+    } else {
+      raw[name] = value;
+    }
+  }
+  Object.assign(raw, overrides);
+  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
+  if (!validator.Check(withDefaults)) {
+    const seen = new Set<string>();
+    for (const error of validator.Errors(withDefaults)) {
+      const name = error.instancePath.split('/')[1] ?? '(config)';
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const choices = allowedValues(name);
+      const why = choices ? `must be one of ${choices.join(', ')}` : error.message;
+      problems.push(`${name}=${JSON.stringify(withDefaults[name])}: ${why}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(withDefaults as Config);
+}
+
+function allowedValues(name: string): string[] | undefined {
+  const schema = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[name];
+  return schema?.anyOf?.map((s) => String(s.const));
+}
+
+/** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */
+export function redisUrlOf(config: Config): string {
+  return config.REDIS_URL ?? `redis://${config.REDIS_HOST}:${config.REDIS_PORT}`;
+}

@@ -1,0 +1,85 @@
+import Type, { type TObject, type TProperties, type TSchema } from 'typebox';
+import { Compile, type Validator } from 'typebox/compile';
+
+/** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
+export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** How an entity type is declared: its name, its identifier field and its typed fields. */
+export interface EntityTypeOptions<Fields extends TProperties> {
+  /** The type's name, as used in `entity_type` and in Redis keys: `product`, `brand`, ... */
+  name: string;
+  /** The field that holds the entity's id. @defaultValue `<name>_id` */
+  idField?: string;
+  /** Typed fields (TypeBox), with defaults where the app wants them. Undeclared fields are kept too. */
+  fields?: Fields;
+  /** Shown in the OpenAPI document. */
+  description?: string;
+}
+
+/**
+ * A declared entity type: the spec's `ServiceEntity` and its children. Entities themselves stay
+ * plain JSON objects; the type knows their id field and how to validate and document them.
+ */
+export interface EntityType<Fields extends TProperties = TProperties> {
+  readonly name: string;
+  readonly idField: string;
+  readonly fields: Fields;
+  /** The full schema: the id field plus the declared fields; other fields are allowed. */
+  readonly schema: TObject;
+  /** Checks the declared fields an uploaded entity carries (all optional: the index holds partial data). */
+  readonly uploadValidator: Validator;
+  /** A child type with more fields (and possibly another name). */
+  extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
+}
+
+function pascal(name: string): string {
+  return name.replace(/(^|_)([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());
+}
+
+/**
+ * Declares an entity type.
+ *
+ * @example
+ * ```ts
+ * const Brand = defineEntity({ name: 'brand', fields: { name: Type.String() } });
+ * ```
+ */
+export function defineEntity<Fields extends TProperties = TProperties>(
+  options: EntityTypeOptions<Fields>,
+): EntityType<Fields> {
+  if (!ENTITY_TYPE_PATTERN.test(options.name)) {
+    throw new TypeError(
+      `Entity type name ${JSON.stringify(options.name)} must match ${ENTITY_TYPE_PATTERN} (it is part of Redis keys)`,
+    );
+  }
+  const idField = options.idField ?? `${options.name}_id`;
+  const fields = (options.fields ?? {}) as Fields;
+  const schema = Type.Object(
+    { [idField]: Type.String({ description: `Identifier of the ${options.name}` }), ...fields },
+    {
+      additionalProperties: true,
+      title: pascal(options.name),
+      ...(options.description ? { description: options.description } : {}),
+    },
+  );
+  const optionalFields: Record<string, TSchema> = {};
+  for (const [name, field] of Object.entries(fields)) optionalFields[name] = Type.Optional(field);
+  const uploadValidator = Compile(Type.Object(optionalFields, { additionalProperties: true }));
+  return {
+    name: options.name,
+    idField,
+    fields,
+    schema,
+    uploadValidator,
+    extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {
+      return defineEntity<Fields & More>({
+        name: more.name ?? options.name,
+        idField: more.idField ?? idField,
+        fields: { ...fields, ...(more.fields ?? {}) } as Fields & More,
+        ...((more.description ?? options.description)
+          ? { description: more.description ?? options.description }
+          : {}),
+      });
+    },
+  };
+}

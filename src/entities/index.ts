@@ -1,0 +1,2 @@
+export * from './built-in.js';
+export * from './define-entity.js';

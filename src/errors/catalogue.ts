@@ -1,0 +1,109 @@
+import { type FieldProblem, RankdError } from './rankd-error.js';
+
+/**
+ * The error catalogue: every code rankd can answer with. Codes are part of the public contract:
+ * once released, a code keeps its meaning and is never reused for something else.
+ */
+export const ErrorCode = {
+  /** The body or parameters do not match the route's schema (HTTP 422). */
+  VALIDATION: 'RANKD_VALIDATION',
+  /** The body is not well-formed JSON (HTTP 400). */
+  MALFORMED_JSON: 'RANKD_MALFORMED_JSON',
+  /** The body is not `application/json` (HTTP 415). */
+  UNSUPPORTED_MEDIA_TYPE: 'RANKD_UNSUPPORTED_MEDIA_TYPE',
+  /** The body is larger than `BODY_LIMIT` (HTTP 413). */
+  BODY_TOO_LARGE: 'RANKD_BODY_TOO_LARGE',
+  /** Any other malformed request the HTTP layer rejects (HTTP 400). */
+  BAD_REQUEST: 'RANKD_BAD_REQUEST',
+  /** No API key, or an unknown one, on a protected route (HTTP 401). */
+  UNAUTHORIZED: 'RANKD_UNAUTHORIZED',
+  /** A valid key that lacks the admin right for an admin route (HTTP 403). */
+  FORBIDDEN: 'RANKD_FORBIDDEN',
+  /** No such route (HTTP 404). */
+  NOT_FOUND: 'RANKD_NOT_FOUND',
+  /** Redis cannot be reached or did not answer in time (HTTP 503). */
+  REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
+  /** A value in the index is not one rankd can decode (HTTP 500: the data in Redis is damaged). */
+  INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
+  /** Configuration is invalid; raised at start-up, never over HTTP. */
+  CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
+  /** The app module cannot be loaded or is not a rankd app; raised at start-up. */
+  APP_INVALID: 'RANKD_APP_INVALID',
+  /** An unexpected failure: always a bug in rankd or the app (HTTP 500). */
+  INTERNAL: 'RANKD_INTERNAL',
+} as const;
+
+/** Any code of the catalogue. */
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Input that fails validation: HTTP 422 with one entry per problem in `detail`. */
+export class ValidationError extends RankdError {
+  constructor(problems: readonly FieldProblem[], message = 'Request validation failed') {
+    super(ErrorCode.VALIDATION, 422, message, { problems });
+  }
+
+  /** Shorthand for a single problem. */
+  static at(loc: FieldProblem['loc'], msg: string, type: string): ValidationError {
+    return new ValidationError([{ loc, msg, type }], msg);
+  }
+}
+
+/** Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. */
+export class RedisUnavailableError extends RankdError {
+  constructor(address: string, cause?: unknown) {
+    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+    super(
+      ErrorCode.REDIS_UNAVAILABLE,
+      503,
+      `Redis at ${address} is not available${reason}. Start a local one with \`rankd redis\`, ` +
+        'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
+      { cause },
+    );
+  }
+}
+
+/** A stored index value that cannot be decoded. */
+export class IndexValueCorruptError extends RankdError {
+  constructor(key: string, cause?: unknown) {
+    super(
+      ErrorCode.INDEX_VALUE_CORRUPT,
+      500,
+      `The value stored at Redis key ${JSON.stringify(key)} is not a rankd entity`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+/** Missing or unknown API key. */
+export class UnauthorizedError extends RankdError {
+  constructor() {
+    super(
+      ErrorCode.UNAUTHORIZED,
+      401,
+      'A valid API key is required: send it as `x-api-key: <key>` or `Authorization: Bearer <key>`',
+    );
+  }
+}
+
+/** A key without the admin right on an admin route. */
+export class ForbiddenError extends RankdError {
+  constructor(message = 'This route needs an admin API key (one listed in ADMIN_API_KEYS)') {
+    super(ErrorCode.FORBIDDEN, 403, message);
+  }
+}
+
+/** Invalid configuration found at start-up; lists every problem at once. */
+export class ConfigError extends RankdError {
+  constructor(problems: readonly string[]) {
+    super(ErrorCode.CONFIG_INVALID, 500, `Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** The app module is missing or does not export a rankd app. */
+export class AppLoadError extends RankdError {
+  constructor(message: string, cause?: unknown) {
+    super(ErrorCode.APP_INVALID, 500, message, { cause });
+  }
+}

@@ -1,0 +1,3 @@
+export * from './catalogue.js';
+export * from './rankd-error.js';
+export * from './schema-problems.js';

@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../config/index.js';
+import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
+
+/** Who may call a route: anyone, holders of an API key, or holders of an admin key. */
+export type RouteAccess = 'public' | 'key' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route. @defaultValue `'key'` */
+    access?: RouteAccess;
+  }
+}
+
+function digest(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/** Compares against every key without stopping early, so timing tells nothing about which matched. */
+function matchesAny(candidate: Buffer, keys: readonly Buffer[]): boolean {
+  let matched = false;
+  for (const key of keys) matched = timingSafeEqual(candidate, key) || matched;
+  return matched;
+}
+
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['x-api-key'];
+  if (typeof header === 'string' && header.length > 0) return header;
+  const authorization = request.headers.authorization;
+  if (typeof authorization === 'string' && authorization.startsWith('Bearer '))
+    return authorization.slice(7).trim();
+  return undefined;
+}
+
+/**
+ * API-key access control. Off while neither `API_KEYS` nor `ADMIN_API_KEYS` is set. With
+ * `API_KEYS` set, every route but the public ones needs a key (admin keys count too); routes
+ * marked `access: 'admin'` need a key from `ADMIN_API_KEYS` whenever that is set or API_KEYS is.
+ */
+export function installAccessControl(server: FastifyInstance, config: Config): void {
+  const userKeys = config.API_KEYS.map(digest);
+  const adminKeys = config.ADMIN_API_KEYS.map(digest);
+  if (userKeys.length === 0 && adminKeys.length === 0) return;
+  server.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access ?? 'key';
+    if (access === 'public') return;
+    if (access === 'key' && userKeys.length === 0) return;
+    const key = presentedKey(request);
+    if (key === undefined) throw new UnauthorizedError();
+    const hashed = digest(key);
+    const isAdmin = matchesAny(hashed, adminKeys);
+    if (access === 'admin') {
+      if (isAdmin) return;
+      if (matchesAny(hashed, userKeys)) throw new ForbiddenError();
+      throw new UnauthorizedError();
+    }
+    if (!isAdmin && !matchesAny(hashed, userKeys)) throw new UnauthorizedError();
+  });
+}

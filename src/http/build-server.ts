@@ -1,0 +1,86 @@
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { defineApp, type RankdApp } from '../app/define-app.js';
+import { type Config, loadConfig, redisUrlOf } from '../config/index.js';
+import { EntityIndex } from '../index/entity-index.js';
+import { RedisConnection } from '../redis/connection.js';
+import { RedisKeys } from '../redis/keys.js';
+import { installAccessControl } from './access.js';
+import { registerDocs } from './docs.js';
+import { installErrorHandling } from './error-handler.js';
+import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
+import { registerEntityGetRoute } from './routes/entities-get.js';
+import { registerEntityUploadRoute } from './routes/entities-upload.js';
+import { registerHealthRoutes } from './routes/health.js';
+import type { Services } from './services.js';
+
+/** What a server is built from; everything has a default so tests can pass only what they change. */
+export interface BuildServerOptions {
+  /** Validated configuration. @defaultValue `loadConfig()` (the environment) */
+  config?: Config;
+  /** The app to serve. @defaultValue an app with only the built-in entity types */
+  app?: RankdApp;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** rankd's services for this server (config, app, Redis, index). */
+    rankd: Services;
+  }
+}
+
+/**
+ * Builds the HTTP server: routes, docs, access control and error handling, on a Redis connection
+ * that is opened in the background (Redis being down is answered with 503s, not a failed start).
+ * It never listens: `startServer` does, and tests use `server.inject()`. Closing the server closes Redis.
+ */
+export async function buildServer(options: BuildServerOptions = {}): Promise<FastifyInstance> {
+  const config = options.config ?? loadConfig();
+  const app = options.app ?? defineApp();
+  const server = Fastify({
+    logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+    bodyLimit: config.BODY_LIMIT,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    requestIdHeader: 'x-request-id',
+  });
+  server.setValidatorCompiler(TypeBoxValidatorCompiler);
+  // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
+  server.removeContentTypeParser('text/plain');
+
+  const redis = new RedisConnection({
+    url: redisUrlOf(config),
+    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    onStateChange: (event, detail) =>
+      event === 'ready'
+        ? server.log.info(`Redis connected at ${detail}`)
+        : server.log.warn(
+            `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
+          ),
+  });
+  const services: Services = {
+    config,
+    app,
+    redis,
+    index: new EntityIndex(
+      redis,
+      new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION),
+      config.INDEX_CODEC,
+    ),
+  };
+  server.decorate('rankd', services);
+  server.addHook('onClose', async () => redis.close());
+
+  installErrorHandling(server);
+  installAccessControl(server, config);
+  await registerDocs(server, app.name);
+  registerHealthRoutes(server, redis);
+  registerEntityUploadRoute(server, services);
+  registerEntityGetRoute(server, services);
+  registerEntityDeleteRoutes(server, services);
+
+  redis.connect();
+  await server.ready();
+  return server;
+}

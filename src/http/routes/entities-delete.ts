@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import Type, { type Static } from 'typebox';
+import { entityIdsSchema, entityTypeOf, entityTypeSchema, idsAsStrings } from '../schemas/entities.js';
+import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import type { Services } from '../services.js';
+
+/**
+ * `POST /api/entity/v1/entities/delete` (the spec's path) and `POST /api/v1/entities/delete`
+ * (the predecessor's): delete entities atomically and say which existed.
+ */
+export function registerEntityDeleteRoutes(server: FastifyInstance, { app, config, index }: Services): void {
+  const body = Type.Object(
+    { entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(config.MAX_BATCH) },
+    { title: 'EntityDeleteRequest' },
+  );
+  const response = Type.Object(
+    {
+      entity_type: Type.String(),
+      entity_ids: Type.Array(Type.String(), {
+        description: 'The ids asked for, echoed as the predecessor did',
+      }),
+      deleted_ids: Type.Array(Type.String(), { description: 'The ids that existed and are now deleted' }),
+      deleted_count: Type.Integer({ description: 'How many entities were deleted' }),
+    },
+    { title: 'EntityDeleteResponse' },
+  );
+  for (const [path, operationId] of [
+    ['/api/entity/v1/entities/delete', 'entities_delete'],
+    ['/api/v1/entities/delete', 'entities_delete_v1_alias'],
+  ] as const) {
+    server.post<{ Body: Static<typeof body> }>(
+      path,
+      {
+        schema: {
+          operationId,
+          summary:
+            operationId === 'entities_delete'
+              ? 'Delete entities from the index'
+              : "Delete entities (the predecessor's path; same as /api/entity/v1/entities/delete)",
+          description: 'Atomic: one MULTI/EXEC of DELs. Ids that did not exist are not an error.',
+          tags: ['index'],
+          body,
+          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+        },
+      },
+      async (request) => {
+        const type = entityTypeOf(app, request.body.entity_type);
+        const ids = idsAsStrings(request.body.entity_ids);
+        const deleted = await index.delete(type, ids);
+        return {
+          entity_type: type.name,
+          entity_ids: ids,
+          deleted_ids: deleted,
+          deleted_count: deleted.length,
+        };
+      },
+    );
+  }
+}

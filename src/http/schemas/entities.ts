@@ -1,0 +1,37 @@
+import Type from 'typebox';
+import type { RankdApp } from '../../app/define-app.js';
+import type { EntityType } from '../../entities/define-entity.js';
+import { MAX_ENTITY_ID_LENGTH } from '../../index/entity-index.js';
+
+/** `entity_type`: one of the app's entity types (the OpenAPI document lists them). */
+export function entityTypeSchema(app: RankdApp) {
+  return Type.Enum([...app.entityTypes.keys()], {
+    description: 'Entity type: a built-in or one the app declares',
+  });
+}
+
+/** A list of ids, at most `maxBatch`; numbers are accepted and read as their decimal string. */
+export function entityIdsSchema(maxBatch: number) {
+  return Type.Array(
+    Type.Union([Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_LENGTH }), Type.Number()]),
+    {
+      maxItems: maxBatch,
+      description: `Entity ids, at most ${maxBatch}`,
+    },
+  );
+}
+
+/** An entity: any JSON object; the app's declared fields are type-checked on upload. */
+export const EntityObjectSchema = Type.Object({}, { additionalProperties: true, title: 'Entity' });
+
+/** The entity type named by a validated `entity_type` (the schema already rejected unknown names). */
+export function entityTypeOf(app: RankdApp, name: string): EntityType {
+  const type = app.entityTypes.get(name);
+  if (type === undefined) throw new TypeError(`entity type ${name} passed validation but is unknown`);
+  return type;
+}
+
+/** Ids as strings, in order. */
+export function idsAsStrings(ids: ReadonlyArray<string | number>): string[] {
+  return ids.map(String);
+}

@@ -1,0 +1,50 @@
+import Type from 'typebox';
+
+/** One field-level problem in a validation error. */
+export const FieldProblemSchema = Type.Object(
+  {
+    loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
+      description: 'Where the problem is: `["body", "entities", 3, "price"]`',
+    }),
+    msg: Type.String({ description: 'What is wrong' }),
+    type: Type.String({ description: 'Stable kind of problem: `missing`, `type`, `enum`, ...' }),
+  },
+  { title: 'FieldProblem' },
+);
+
+/**
+ * The body of every error response, in the predecessor's shape: `detail` is a sentence, or for
+ * validation errors (422) the list of problems; `error_code` is a stable code of the catalogue.
+ */
+export const ErrorBodySchema = Type.Object(
+  {
+    detail: Type.Union([Type.String(), Type.Array(FieldProblemSchema)]),
+    error_code: Type.String({ description: 'Stable error code, e.g. `RANKD_VALIDATION`' }),
+  },
+  { title: 'ErrorBody' },
+);
+
+const descriptions: Record<number, string> = {
+  400: 'Malformed request (for example, invalid JSON)',
+  401: 'Missing or unknown API key',
+  403: 'The API key lacks the admin right',
+  413: 'Body larger than BODY_LIMIT',
+  415: 'Body is not application/json',
+  422: 'The body does not match the schema; `detail` lists each problem',
+  503: 'Redis is not reachable; the message says what to do',
+};
+
+/** Error responses for a route's OpenAPI entry, by status. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorBodySchema> {
+  const responses: Record<number, typeof ErrorBodySchema> = {};
+  for (const status of statuses) {
+    responses[status] = Type.Object(ErrorBodySchema.properties, {
+      title: 'ErrorBody',
+      description: descriptions[status] ?? 'Error',
+    }) as typeof ErrorBodySchema;
+  }
+  return responses;
+}
+
+/** The error statuses every JSON POST route can answer with. */
+export const JSON_POST_ERRORS = [400, 401, 413, 415, 422, 503] as const;

@@ -1,0 +1,140 @@
+import type { EntityType } from '../entities/define-entity.js';
+import {
+  type FieldProblem,
+  IndexValueCorruptError,
+  problemsFromSchemaErrors,
+  ValidationError,
+} from '../errors/index.js';
+import type { RedisConnection } from '../redis/connection.js';
+import type { RedisKeys } from '../redis/keys.js';
+import { decodeEntity, encodeEntity, type IndexCodec } from './codec.js';
+
+/** Longest accepted entity id, in characters. */
+export const MAX_ENTITY_ID_LENGTH = 4096;
+
+/** Most problems reported for one call: enough to fix a batch, short enough to read. */
+const MAX_PROBLEMS = 50;
+
+/** An entity as stored: a JSON object. */
+export type EntityData = Record<string, unknown>;
+
+/**
+ * The entity index: entities stored in Redis by type and id, one key each, written and read in
+ * whole batches (one Redis round trip per call).
+ */
+export class EntityIndex {
+  readonly #redis: RedisConnection;
+  readonly #keys: RedisKeys;
+  readonly #codec: IndexCodec;
+
+  constructor(redis: RedisConnection, keys: RedisKeys, codec: IndexCodec) {
+    this.#redis = redis;
+    this.#keys = keys;
+    this.#codec = codec;
+  }
+
+  /**
+   * Creates or completely replaces `entities` in one atomic MSET (all or none; a later duplicate
+   * wins). The id is read from `entityKey`, else the type's id field (else `<type>_id`, the
+   * predecessor's field); when it came from another field it is copied into the id field too.
+   * Every entity is checked first and nothing is written if any fails.
+   *
+   * @returns the ids, as strings, in the order of `entities`.
+   */
+  async upload(
+    type: EntityType,
+    entities: readonly EntityData[],
+    entityKey?: string,
+    location: ReadonlyArray<string | number> = ['body', 'entities'],
+  ): Promise<string[]> {
+    const ids: string[] = [];
+    const entries: Array<[string, string | Buffer]> = [];
+    const problems: FieldProblem[] = [];
+    for (let i = 0; i < entities.length && problems.length < MAX_PROBLEMS; i++) {
+      const entity = entities[i] as EntityData;
+      const key = entityKey ?? (entity[type.idField] === undefined ? `${type.name}_id` : type.idField);
+      const id = entityIdOf(entity[key]);
+      if (typeof id !== 'string') {
+        problems.push({ loc: [...location, i, key], msg: id.problem, type: id.type });
+        continue;
+      }
+      if (!type.uploadValidator.Check(entity)) {
+        problems.push(
+          ...problemsFromSchemaErrors(type.uploadValidator.Errors(entity), [...location, i]).slice(0, 3),
+        );
+        continue;
+      }
+      if (entity[type.idField] === undefined) entity[type.idField] = entity[key];
+      ids.push(id);
+      entries.push([this.#keys.entity(type.name, id), encodeEntity(JSON.stringify(entity), this.#codec)]);
+    }
+    if (problems.length > 0) {
+      throw new ValidationError(
+        problems,
+        `${problems.length === 1 ? 'One entity is' : 'Some entities are'} invalid; nothing was written`,
+      );
+    }
+    await this.#redis.mset(entries);
+    return ids;
+  }
+
+  /**
+   * Reads entities as their stored JSON text, without parsing them (the text goes straight into
+   * the response). Missing ids are left out; a repeated id appears once.
+   */
+  async getJson(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: string]>> {
+    const unique = [...new Set(ids)];
+    const keys = unique.map((id) => this.#keys.entity(type.name, id));
+    const values = await this.#redis.mget(keys);
+    const found: Array<[string, string]> = [];
+    for (let i = 0; i < unique.length; i++) {
+      const value = values[i];
+      if (value === null || value === undefined) continue;
+      found.push([unique[i] as string, this.#decodeChecked(keys[i] as string, value)]);
+    }
+    return found;
+  }
+
+  /** Reads entities parsed, by id. Missing ids are absent from the map. */
+  async getMany(type: EntityType, ids: readonly string[]): Promise<Map<string, EntityData>> {
+    const found = new Map<string, EntityData>();
+    for (const [id, json] of await this.getJson(type, ids)) found.set(id, JSON.parse(json) as EntityData);
+    return found;
+  }
+
+  /** Deletes entities atomically; returns the ids that existed (each once, in request order). */
+  async delete(type: EntityType, ids: readonly string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    const existed = await this.#redis.deleteEach(unique.map((id) => this.#keys.entity(type.name, id)));
+    return unique.filter((_id, i) => existed[i] === 1);
+  }
+
+  #decodeChecked(key: string, value: Buffer): string {
+    let json: string;
+    try {
+      json = decodeEntity(value);
+    } catch (error) {
+      throw new IndexValueCorruptError(key, error);
+    }
+    // The text is spliced into responses unparsed, so at least make sure it is a JSON object.
+    if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d)
+      throw new IndexValueCorruptError(key);
+    return json;
+  }
+}
+
+/** A usable entity id as a string, or why the value is not one. */
+export function entityIdOf(value: unknown): string | { problem: string; type: string } {
+  if (value === undefined || value === null) return { problem: 'field required', type: 'missing' };
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string')
+    return { problem: 'an entity id must be a string or a number', type: 'id_type' };
+  if (value.length === 0) return { problem: 'an entity id must not be empty', type: 'id_empty' };
+  if (value.length > MAX_ENTITY_ID_LENGTH) {
+    return {
+      problem: `an entity id must be at most ${MAX_ENTITY_ID_LENGTH} characters`,
+      type: 'id_too_long',
+    };
+  }
+  return value;
+}

@@ -1,0 +1,155 @@
+import { createClient, RESP_TYPES } from 'redis';
+import { RankdError, RedisUnavailableError } from '../errors/index.js';
+
+/** How to reach Redis and how long to wait for it. */
+export interface RedisConnectionOptions {
+  /** `redis://host:port` (or `rediss://`). */
+  url: string;
+  /** Longest wait for one connection attempt, in ms. */
+  connectTimeoutMs: number;
+  /** Longest wait for one command, in ms; past it the caller gets a {@link RedisUnavailableError}. */
+  commandTimeoutMs: number;
+  /** Told about connection trouble, once per outage rather than once per retry. */
+  onStateChange?: (event: 'ready' | 'lost', detail: string) => void;
+}
+
+/** Value as stored: Redis bulk strings come back as Buffers so that binary (LZ4) values survive. */
+export type StoredValue = Buffer | null;
+
+const MAX_RECONNECT_DELAY_MS = 2000;
+
+function createBufferClient(options: RedisConnectionOptions) {
+  return createClient({
+    url: options.url,
+    // Fail fast while disconnected instead of queueing: a request must answer 503, never hang.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: options.connectTimeoutMs,
+      reconnectStrategy: (retries: number) =>
+        Math.min(50 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS),
+    },
+    commandOptions: { timeout: options.commandTimeoutMs },
+  }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+}
+
+type BufferClient = ReturnType<typeof createBufferClient>;
+
+/**
+ * The one Redis connection of a rankd process: connects in the background, reconnects by itself
+ * forever, and turns every transport failure into a {@link RedisUnavailableError} (HTTP 503).
+ * The methods are the few operations rankd's stores need, each one round trip.
+ */
+export class RedisConnection {
+  /** `host:port` as shown to users in error messages. */
+  readonly address: string;
+  readonly #client: BufferClient;
+  readonly #options: RedisConnectionOptions;
+  #connecting: Promise<unknown> | undefined;
+  #lostReported = false;
+
+  constructor(options: RedisConnectionOptions) {
+    this.#options = options;
+    const url = new URL(options.url);
+    this.address = `${url.hostname || 'localhost'}:${url.port || '6379'}`;
+    this.#client = createBufferClient(options);
+    // Without a listener node-redis would crash the process on the first connection error.
+    this.#client.on('error', (error: Error) => this.#reportLost(error.message));
+    this.#client.on('ready', () => {
+      this.#lostReported = false;
+      options.onStateChange?.('ready', this.address);
+    });
+  }
+
+  /** Starts connecting (in the background: Redis being down at start-up is not fatal). */
+  connect(): void {
+    this.#connecting ??= this.#client.connect().catch(() => undefined);
+  }
+
+  /** Whether commands can be sent now. */
+  get isReady(): boolean {
+    return this.#client.isReady;
+  }
+
+  /** Resolves true once connected, false if that takes longer than `timeoutMs`. */
+  async waitUntilReady(timeoutMs: number): Promise<boolean> {
+    this.connect();
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#client.isReady) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return true;
+  }
+
+  /** Round trip to Redis; throws {@link RedisUnavailableError} when it does not answer. */
+  async ping(): Promise<void> {
+    await this.#run(() => this.#client.ping());
+  }
+
+  /** Values of `keys`, in order, `null` where a key does not exist. One MGET. */
+  async mget(keys: readonly string[]): Promise<StoredValue[]> {
+    if (keys.length === 0) return [];
+    return (await this.#run(() => this.#client.mGet(keys as string[]))) as StoredValue[];
+  }
+
+  /** Sets every pair in one atomic MSET: all of them or none. A later duplicate key wins. */
+  async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.#run(() => this.#client.mSet(entries as Array<[string, string | Buffer]>));
+  }
+
+  /**
+   * Deletes `keys` atomically (one MULTI/EXEC round trip) and returns, per key, 1 if it existed
+   * and 0 if not. A key listed twice counts once.
+   */
+  async deleteEach(keys: readonly string[]): Promise<number[]> {
+    if (keys.length === 0) return [];
+    return this.#run(async () => {
+      const multi = this.#client.multi();
+      for (const key of keys) multi.del(key);
+      return (await multi.exec()) as unknown as number[];
+    });
+  }
+
+  /** Deletes every key matching `pattern` (SCAN + UNLINK). For tests and admin tools, not the request path. */
+  async deleteMatching(pattern: string): Promise<number> {
+    return this.#run(async () => {
+      let removed = 0;
+      for await (const batch of this.#client.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
+        const keys = (batch as unknown as Buffer[]).map((k) => k.toString());
+        if (keys.length > 0) removed += await this.#client.unlink(keys);
+      }
+      return removed;
+    });
+  }
+
+  /** Closes the connection; pending commands finish first. */
+  async close(): Promise<void> {
+    if (this.#client.isOpen) {
+      await this.#client.close().catch(() => this.#client.destroy());
+    } else {
+      // A client still retrying its first connection is "open" only in intent: destroy stops the retries.
+      try {
+        this.#client.destroy();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  async #run<T>(operation: () => Promise<T>): Promise<T> {
+    this.connect();
+    try {
+      return await operation();
+    } catch (error) {
+      if (error instanceof RankdError) throw error;
+      throw new RedisUnavailableError(this.address, error);
+    }
+  }
+
+  #reportLost(detail: string): void {
+    if (this.#lostReported) return;
+    this.#lostReported = true;
+    this.#options.onStateChange?.('lost', `${this.address}: ${detail}`);
+  }
+}
