@@ -12,7 +12,9 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -35,7 +37,8 @@ export interface TestRedis {
  */
 export async function startTestRedis(options: { persistent?: boolean } = {}): Promise<TestRedis> {
   const binary = findRedisServer();
-  if (!binary) throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
+  if (!binary)
+    throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
   let child: ChildProcess | undefined;

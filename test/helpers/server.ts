@@ -20,8 +20,12 @@ export async function testServer(
   redis: TestRedis,
   options: { env?: Record<string, string>; app?: RankdApp } = {},
 ): Promise<FastifyInstance> {
-  const server = await buildServer({ config: testConfig(redis, options.env), ...(options.app ? { app: options.app } : {}) });
-  if (!(await server.rankd.redis.waitUntilReady(5000))) throw new Error('test server did not connect to Redis');
+  const server = await buildServer({
+    config: testConfig(redis, options.env),
+    ...(options.app ? { app: options.app } : {}),
+  });
+  if (!(await server.rankd.redis.waitUntilReady(5000)))
+    throw new Error('test server did not connect to Redis');
   return server;
 }
 
@@ -31,6 +35,7 @@ export async function postJson(
   url: string,
   payload: unknown,
   headers: InjectOptions['headers'] = {},
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are arbitrary JSON that tests assert field by field
 ): Promise<{ status: number; body: any }> {
   const response = await server.inject({
     method: 'POST',
@@ -38,5 +43,8 @@ export async function postJson(
     payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
     headers: { 'content-type': 'application/json', ...headers },
   });
-  return { status: response.statusCode, body: response.body.length > 0 ? JSON.parse(response.body) : undefined };
+  return {
+    status: response.statusCode,
+    body: response.body.length > 0 ? JSON.parse(response.body) : undefined,
+  };
 }
