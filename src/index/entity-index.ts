@@ -65,8 +65,17 @@ export class EntityIndex {
         continue;
       }
       if (entity[type.idField] === undefined) entity[type.idField] = entity[key];
+      const json = stringifyEntity(entity);
+      if (json === undefined) {
+        problems.push({
+          loc: [...location, i],
+          msg: 'the entity is nested too deeply to store',
+          type: 'too_deep',
+        });
+        continue;
+      }
       ids.push(id);
-      entries.push([this.#keys.entity(type.name, id), encodeEntity(JSON.stringify(entity), this.#codec)]);
+      entries.push([this.#keys.entity(type.name, id), encodeEntity(json, this.#codec)]);
     }
     if (problems.length > 0) {
       throw new ValidationError(
@@ -120,6 +129,19 @@ export class EntityIndex {
     if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d)
       throw new IndexValueCorruptError(key);
     return json;
+  }
+}
+
+/**
+ * An entity's compact JSON, or undefined when it is nested too deeply for `JSON.stringify` (a hostile
+ * body of thousands of nested arrays parses fine but overflows the stack here: a 422, not a 500).
+ */
+function stringifyEntity(entity: EntityData): string | undefined {
+  try {
+    return JSON.stringify(entity);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
   }
 }
 
