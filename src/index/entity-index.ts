@@ -145,6 +145,21 @@ function stringifyEntity(entity: EntityData): string | undefined {
   }
 }
 
+/** Why an id with an unpaired UTF-16 surrogate is refused. */
+export const UNPAIRED_SURROGATE_PROBLEM = {
+  problem: 'an entity id must be valid Unicode text (it has an unpaired surrogate)',
+  type: 'id_unicode',
+} as const;
+
+/**
+ * Whether `id` holds an unpaired UTF-16 surrogate (JSON allows `"\ud800"`). Redis keys are UTF-8, where
+ * every unpaired surrogate becomes U+FFFD, so such ids would all address one key, another id's.
+ */
+export function hasUnpairedSurrogate(id: string): boolean {
+  // With the `u` flag a proper pair is one code point, so only unpaired surrogates match.
+  return /[\uD800-\uDFFF]/u.test(id);
+}
+
 /** A usable entity id as a string, or why the value is not one. */
 export function entityIdOf(value: unknown): string | { problem: string; type: string } {
   if (value === undefined || value === null) return { problem: 'field required', type: 'missing' };
@@ -152,6 +167,7 @@ export function entityIdOf(value: unknown): string | { problem: string; type: st
   if (typeof value !== 'string')
     return { problem: 'an entity id must be a string or a number', type: 'id_type' };
   if (value.length === 0) return { problem: 'an entity id must not be empty', type: 'id_empty' };
+  if (hasUnpairedSurrogate(value)) return UNPAIRED_SURROGATE_PROBLEM;
   if (value.length > MAX_ENTITY_ID_LENGTH) {
     return {
       problem: `an entity id must be at most ${MAX_ENTITY_ID_LENGTH} characters`,

@@ -1,7 +1,12 @@
 import Type from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
 import type { EntityType } from '../../entities/define-entity.js';
-import { MAX_ENTITY_ID_LENGTH } from '../../index/entity-index.js';
+import { ValidationError } from '../../errors/index.js';
+import {
+  hasUnpairedSurrogate,
+  MAX_ENTITY_ID_LENGTH,
+  UNPAIRED_SURROGATE_PROBLEM,
+} from '../../index/entity-index.js';
 
 /** `entity_type`: one of the app's entity types (the OpenAPI document lists them). */
 export function entityTypeSchema(app: RankdApp) {
@@ -31,7 +36,20 @@ export function entityTypeOf(app: RankdApp, name: string): EntityType {
   return type;
 }
 
-/** Ids as strings, in order. */
+/** Ids as strings, in order; an id with an unpaired surrogate is a 422 (it would address another id's key). */
 export function idsAsStrings(ids: ReadonlyArray<string | number>): string[] {
-  return ids.map(String);
+  const strings = ids.map(String);
+  const problems = strings.flatMap((id, i) =>
+    hasUnpairedSurrogate(id)
+      ? [
+          {
+            loc: ['body', 'entity_ids', i],
+            msg: UNPAIRED_SURROGATE_PROBLEM.problem,
+            type: UNPAIRED_SURROGATE_PROBLEM.type,
+          },
+        ]
+      : [],
+  );
+  if (problems.length > 0) throw new ValidationError(problems.slice(0, 50), 'Invalid entity ids');
+  return strings;
 }
