@@ -20,6 +20,11 @@ export interface BuildServerOptions {
   config?: Config;
   /** The app to serve. @defaultValue an app with only the built-in entity types */
   app?: RankdApp;
+  /**
+   * Adds routes before the server is ready (routes cannot be added after). They get the same
+   * access control (`config: { access }`) and error handling as rankd's own routes.
+   */
+  extraRoutes?: (server: FastifyInstance, services: Services) => void | Promise<void>;
 }
 
 declare module 'fastify' {
@@ -79,6 +84,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   registerEntityUploadRoute(server, services);
   registerEntityGetRoute(server, services);
   registerEntityDeleteRoutes(server, services);
+  await options.extraRoutes?.(server, services);
 
   redis.connect();
   await server.ready();
