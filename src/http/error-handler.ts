@@ -51,7 +51,8 @@ export function toErrorResponse(error: unknown): Mapped {
       body: { detail: error.problems ?? error.message, error_code: error.code },
     };
   }
-  const fastifyError = error as Partial<FastifyError> & {
+  // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
+  const fastifyError = (error ?? {}) as Partial<FastifyError> & {
     validation?: SchemaError[];
     validationContext?: string;
   };
