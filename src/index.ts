@@ -2,9 +2,54 @@
  * rankd's public API: what app modules import.
  * @module
  */
-export { type AppOptions, defineApp, isRankdApp, type RankdApp } from './app/define-app.js';
+export {
+  type AppOptions,
+  defineApp,
+  isRankdApp,
+  type PlannedPipeline,
+  type RankdApp,
+} from './app/define-app.js';
 export { type Config, loadConfig } from './config/index.js';
 export * from './entities/index.js';
 export * from './errors/index.js';
+export {
+  defineFeatureView,
+  type FeatureView,
+  type FeatureViewOptions,
+} from './features/define-feature-view.js';
+export {
+  defineRealtimeFeatures,
+  type FeatureValues,
+  type RankdRequest,
+  type RealtimeFeatures,
+} from './features/define-realtime-features.js';
+export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
+export { FeatureLookupError } from './features/feature-table.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
+export { defineModel, type Model, type Scores } from './models/define-model.js';
+export {
+  type BusinessLogicStep,
+  defineBusinessLogic,
+  type ScoredCandidate,
+} from './pipeline/business-logic.js';
+export type { Component } from './pipeline/component.js';
+export type { Pipeline } from './pipeline/define-pipeline.js';
+export {
+  DEFAULT_MAX_CANDIDATES,
+  defineRankingPipeline,
+  type RankingPipelineOptions,
+} from './pipeline/ranking-pipeline.js';
+export {
+  currentContext,
+  type EntityRef,
+  getFeature,
+  getFeatures,
+  identifierOf,
+  type RankdEvent,
+  RequestContext,
+} from './pipeline/request-context.js';
+export {
+  defineSingleEntityPipeline,
+  type SingleEntityPipelineOptions,
+} from './pipeline/single-entity-pipeline.js';
 export { VERSION } from './version.js';

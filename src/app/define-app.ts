@@ -1,12 +1,31 @@
 import { BUILT_IN_ENTITY_TYPES } from '../entities/built-in.js';
 import type { EntityType } from '../entities/define-entity.js';
+import { referencedType } from '../entities/identifier.js';
+import type { FeatureView } from '../features/define-feature-view.js';
+import { initializeComponents } from '../pipeline/component.js';
+import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
+import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
 
-/** What an app module declares. Grows with pipelines, features and models. */
+/** What an app module declares. */
 export interface AppOptions {
   /** Shown in logs and the OpenAPI document. @defaultValue `rankd app` */
   name?: string;
-  /** The app's entity types; one named like a built-in (`product`, ...) replaces it. */
+  /**
+   * The app's entity types. Types used by pipelines and feature views are known without being
+   * listed; list a type here to decide which declaration wins when two share a name.
+   */
   entities?: readonly EntityType[];
+  /** Stored feature views. */
+  featureViews?: readonly FeatureView[];
+  /** Pipelines, each served at `/api/v1/<path>`. */
+  pipelines?: readonly Pipeline[];
+}
+
+/** A pipeline with its features resolved. */
+export interface PlannedPipeline {
+  readonly pipeline: Pipeline;
+  readonly plan: FeaturePlan;
+  readonly route: string;
 }
 
 /** A rankd app, as `rankd run` loads it from the app module's default export. */
@@ -14,30 +33,88 @@ export interface RankdApp {
   readonly name: string;
   /** Every entity type the app knows, built-ins included, by name. */
   readonly entityTypes: ReadonlyMap<string, EntityType>;
+  readonly featureViews: ReadonlyMap<string, FeatureView>;
+  readonly pipelines: readonly PlannedPipeline[];
+  /** Runs every component's `initialize()` once; the server calls it before it listens. */
+  initialize(): Promise<void>;
   /** Marks the object as made by {@link defineApp}, so `rankd run` can tell a wrong export. */
   readonly kind: 'rankd-app';
 }
 
-/**
- * Declares a rankd app. The app module (`pipelines/main.ts` in a project made by `rankd init`)
- * exports its result as default.
- *
- * @example
- * ```ts
- * export default defineApp({ name: 'shop', entities: [Product, Brand] });
- * ```
- */
-export function defineApp(options: AppOptions = {}): RankdApp {
-  const entityTypes = new Map<string, EntityType>();
-  for (const type of BUILT_IN_ENTITY_TYPES) entityTypes.set(type.name, type);
+function collectEntityTypes(options: AppOptions): Map<string, EntityType> {
+  const types = new Map<string, EntityType>();
+  const builtIn = new Set<EntityType>(BUILT_IN_ENTITY_TYPES);
+  for (const type of BUILT_IN_ENTITY_TYPES) types.set(type.name, type);
+  const implied = new Map<string, EntityType>();
+  const visit = (type: EntityType) => {
+    if (builtIn.has(type) || implied.get(type.name) === type) return;
+    const other = implied.get(type.name);
+    if (other !== undefined && !options.entities?.some((t) => t.name === type.name)) {
+      throw new TypeError(
+        `Two different declarations of entity type ${type.name} are used: list the one to keep in \`entities\``,
+      );
+    }
+    implied.set(type.name, type);
+    for (const reference of Object.values(type.references)) visit(referencedType(reference));
+  };
+  for (const pipeline of options.pipelines ?? []) for (const slot of pipeline.slots) visit(slot.type);
+  for (const view of options.featureViews ?? []) for (const type of view.entityTypes) visit(type);
+  for (const [name, type] of implied) types.set(name, type);
   const declared = new Set<string>();
   for (const type of options.entities ?? []) {
     if (declared.has(type.name))
       throw new TypeError(`Entity type ${JSON.stringify(type.name)} is declared twice`);
     declared.add(type.name);
-    entityTypes.set(type.name, type);
+    types.set(type.name, type);
+    for (const reference of Object.values(type.references)) {
+      const target = referencedType(reference);
+      if (!types.has(target.name)) types.set(target.name, target);
+    }
   }
-  return { name: options.name ?? 'rankd app', entityTypes, kind: 'rankd-app' };
+  return types;
+}
+
+/**
+ * Declares a rankd app. The app module (`pipelines/main.ts` in a project made by `rankd init`)
+ * exports its result as default. Feature names, routes and names are checked here, so a mistake
+ * stops the start with a message instead of failing requests.
+ *
+ * @example
+ * ```ts
+ * export default defineApp({ name: 'shop', featureViews: [ProductStats], pipelines: [MyRankingPipeline] });
+ * ```
+ */
+export function defineApp(options: AppOptions = {}): RankdApp {
+  const entityTypes = collectEntityTypes(options);
+  const featureViews = new Map<string, FeatureView>();
+  for (const view of options.featureViews ?? []) {
+    if (featureViews.has(view.name)) throw new TypeError(`Feature view ${view.name} is declared twice`);
+    featureViews.set(view.name, view);
+  }
+  const routes = new Map<string, string>();
+  const pipelines = (options.pipelines ?? []).map((pipeline) => {
+    const route = routeOf(pipeline);
+    const clash = routes.get(route);
+    if (clash !== undefined)
+      throw new TypeError(`Pipelines ${clash} and ${pipeline.name} are both at ${route}`);
+    routes.set(route, pipeline.name);
+    const plan = planFeatures(pipeline.name, pipeline.components, pipeline.realtimeFeatures, [
+      ...featureViews.values(),
+    ]);
+    return { pipeline, plan, route };
+  });
+  let initialized: Promise<void> | undefined;
+  return {
+    name: options.name ?? 'rankd app',
+    entityTypes,
+    featureViews,
+    pipelines,
+    initialize() {
+      initialized ??= initializeComponents(pipelines.flatMap(({ pipeline }) => pipeline.components));
+      return initialized;
+    },
+    kind: 'rankd-app',
+  };
 }
 
 /** Whether `value` is an app made by {@link defineApp}. */

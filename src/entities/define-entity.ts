@@ -1,4 +1,4 @@
-import Type, { type TObject, type TProperties, type TSchema } from 'typebox';
+import Type, { type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 
 /** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
@@ -14,6 +14,19 @@ export interface EntityTypeOptions<Fields extends TProperties> {
   fields?: Fields;
   /** Shown in the OpenAPI document. */
   description?: string;
+  /**
+   * Fields that hold the id of another entity, hydrated too: `{ brand_id: { entity: Brand, as: 'brand' } }`
+   * fills `brand` with the stored brand whose id is in `brand_id`, to any depth.
+   */
+  references?: Record<string, EntityReference>;
+}
+
+/** A field holding another entity's id, and the field its hydrated entity goes into. */
+export interface EntityReference {
+  /** The referenced type. A function allows types that reference each other. */
+  entity: EntityType | (() => EntityType);
+  /** The field the hydrated entity is put in. */
+  as: string;
 }
 
 /**
@@ -28,6 +41,10 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   readonly schema: TObject;
   /** Checks the declared fields an uploaded entity carries (all optional: the index holds partial data). */
   readonly uploadValidator: Validator;
+  /** Reference fields, hydrated after the entity itself. */
+  readonly references: Readonly<Record<string, EntityReference>>;
+  /** Declared defaults, applied after hydration to fields still absent. */
+  readonly defaults: ReadonlyArray<readonly [field: string, value: unknown]>;
   /** A child type with more fields (and possibly another name). */
   extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
 }
@@ -63,7 +80,11 @@ export function defineEntity<Fields extends TProperties = TProperties>(
     },
   );
   const optionalFields: Record<string, TSchema> = {};
-  for (const [name, field] of Object.entries(fields)) optionalFields[name] = Type.Optional(field);
+  const defaults: Array<[string, unknown]> = [];
+  for (const [name, field] of Object.entries(fields)) {
+    optionalFields[name] = Type.Optional(field);
+    if ('default' in field) defaults.push([name, (field as { default: unknown }).default]);
+  }
   const uploadValidator = Compile(Type.Object(optionalFields, { additionalProperties: true }));
   return {
     name: options.name,
@@ -71,11 +92,14 @@ export function defineEntity<Fields extends TProperties = TProperties>(
     fields,
     schema,
     uploadValidator,
+    references: options.references ?? {},
+    defaults,
     extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {
       return defineEntity<Fields & More>({
         name: more.name ?? options.name,
         idField: more.idField ?? idField,
         fields: { ...fields, ...(more.fields ?? {}) } as Fields & More,
+        references: { ...(options.references ?? {}), ...(more.references ?? {}) },
         ...((more.description ?? options.description)
           ? { description: more.description ?? options.description }
           : {}),
@@ -83,3 +107,9 @@ export function defineEntity<Fields extends TProperties = TProperties>(
     },
   };
 }
+
+/** The plain object type of an entity of type `T`: its declared fields, plus whatever else is stored. */
+export type EntityOf<T extends EntityType> =
+  T extends EntityType<infer F>
+    ? Partial<Static<TObject<F>>> & Record<string, unknown>
+    : Record<string, unknown>;

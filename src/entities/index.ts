@@ -1,2 +1,3 @@
 export * from './built-in.js';
 export * from './define-entity.js';
+export * from './identifier.js';

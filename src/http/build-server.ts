@@ -2,6 +2,8 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, redisUrlOf } from '../config/index.js';
+import { AppLoadError } from '../errors/index.js';
+import { FeatureStore } from '../features/feature-store.js';
 import { EntityIndex } from '../index/entity-index.js';
 import { RedisConnection } from '../redis/connection.js';
 import { RedisKeys } from '../redis/keys.js';
@@ -12,6 +14,7 @@ import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
 
 /** What a server is built from; everything has a default so tests can pass only what they change. */
@@ -64,15 +67,13 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
             `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
           ),
   });
+  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
   const services: Services = {
     config,
     app,
     redis,
-    index: new EntityIndex(
-      redis,
-      new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION),
-      config.INDEX_CODEC,
-    ),
+    index: new EntityIndex(redis, keys, config.INDEX_CODEC),
+    features: new FeatureStore(redis, keys),
   };
   server.decorate('rankd', services);
   server.addHook('onClose', async () => redis.close());
@@ -84,9 +85,16 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   registerEntityUploadRoute(server, services);
   registerEntityGetRoute(server, services);
   registerEntityDeleteRoutes(server, services);
+  registerPipelineRoutes(server, services);
   await options.extraRoutes?.(server, services);
 
   redis.connect();
+  try {
+    await app.initialize();
+  } catch (error) {
+    await redis.close();
+    throw new AppLoadError(`The app ${app.name} failed to start: ${(error as Error).message}`, error);
+  }
   await server.ready();
   return server;
 }

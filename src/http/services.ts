@@ -1,5 +1,6 @@
 import type { RankdApp } from '../app/define-app.js';
 import type { Config } from '../config/index.js';
+import type { FeatureStore } from '../features/feature-store.js';
 import type { EntityIndex } from '../index/entity-index.js';
 import type { RedisConnection } from '../redis/connection.js';
 
@@ -9,4 +10,5 @@ export interface Services {
   readonly app: RankdApp;
   readonly redis: RedisConnection;
   readonly index: EntityIndex;
+  readonly features: FeatureStore;
 }

@@ -111,6 +111,26 @@ export class EntityIndex {
     return found;
   }
 
+  /**
+   * Reads entities of any types in one MGET (hydration): the parsed entity per identifier, in
+   * order, undefined where missing.
+   */
+  async readMany(
+    identifiers: ReadonlyArray<{ readonly type: string; readonly id: string }>,
+  ): Promise<Array<EntityData | undefined>> {
+    const keys = identifiers.map(({ type, id }) => this.#keys.entity(type, id));
+    const values = await this.#redis.mget(keys);
+    return values.map((value, i) => {
+      if (value === null || value === undefined) return undefined;
+      const json = this.#decodeChecked(keys[i] as string, value);
+      try {
+        return JSON.parse(json) as EntityData;
+      } catch (error) {
+        throw new IndexValueCorruptError(keys[i] as string, error);
+      }
+    });
+  }
+
   /** Deletes entities atomically; returns the ids that existed (each once, in request order). */
   async delete(type: EntityType, ids: readonly string[]): Promise<string[]> {
     const unique = [...new Set(ids)];

@@ -99,6 +99,41 @@ export class RedisConnection {
   }
 
   /**
+   * Sets every entry atomically: one MSET when none expires, else one MULTI/EXEC of SETs, those
+   * with an expiry time (ms since the epoch) using PXAT.
+   */
+  async setMany(
+    entries: ReadonlyArray<readonly [string, string | Buffer, number | undefined]>,
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    if (entries.every(([, , expiresAt]) => expiresAt === undefined)) {
+      await this.mset(entries.map(([key, value]) => [key, value] as const));
+      return;
+    }
+    await this.#run(async () => {
+      const multi = this.#client.multi();
+      for (const [key, value, expiresAt] of entries) {
+        if (expiresAt === undefined) multi.set(key, value);
+        else multi.set(key, value, { expiration: { type: 'PXAT', value: Math.ceil(expiresAt) } });
+      }
+      await multi.exec();
+    });
+  }
+
+  /** HSETNX: sets a hash field unless it exists. */
+  async setFieldIfAbsent(key: string, field: string, value: string): Promise<void> {
+    await this.#run(() => this.#client.hSetNX(key, field, value));
+  }
+
+  /** HMGET as strings; null where a field is missing. */
+  async getFields(key: string, fields: readonly string[]): Promise<Array<string | null>> {
+    const values = (await this.#run(() =>
+      this.#client.hmGet(key, fields as string[]),
+    )) as Array<Buffer | null>;
+    return values.map((v) => (v === null ? null : v.toString('utf8')));
+  }
+
+  /**
    * Deletes `keys` atomically (one MULTI/EXEC round trip) and returns, per key, 1 if it existed
    * and 0 if not. A key listed twice counts once.
    */

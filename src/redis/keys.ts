@@ -6,9 +6,28 @@
  */
 export class RedisKeys {
   readonly #indexPrefix: string;
+  readonly #featurePrefix: string;
+  readonly #project: string;
 
   constructor(projectName: string, indexVersion: string) {
+    this.#project = projectName;
     this.#indexPrefix = `${projectName}:${indexVersion}:`;
+    this.#featurePrefix = `${projectName}:features:`;
+  }
+
+  /**
+   * Key of one feature row: `{PROJECT_NAME}:features:{view}:{entity_id}`. A pair view's ids are
+   * joined as `<length of first>.<first>:<second>` so that no pair of ids can spell another pair.
+   */
+  featureRow(view: string, ids: readonly string[]): string {
+    const [first = '', second] = ids;
+    const entity = second === undefined ? first : `${first.length}.${first}:${second}`;
+    return `${this.#featurePrefix}${view}:${entity}`;
+  }
+
+  /** Hash of every row layout ever written, by fingerprint: old rows stay readable after a view changes. */
+  featureLayouts(): string {
+    return `${this.#project}:feature-layouts`;
   }
 
   /** Key of one entity in the index. */

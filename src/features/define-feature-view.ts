@@ -1,0 +1,68 @@
+import { ENTITY_TYPE_PATTERN, type EntityType } from '../entities/define-entity.js';
+import type { FeatureSpec } from './feature-kind.js';
+import { RowLayout } from './row-layout.js';
+
+/** How a feature view is declared. */
+export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
+  /** The view's name: the prefix of its feature names (`view:feature`) and part of its Redis keys. */
+  name: string;
+  /** The entity type it describes, or a pair of types (e.g. `[Product, User]`) for pair features. */
+  entity: EntityType | readonly [EntityType, EntityType];
+  /** The features, in the order they are stored. */
+  features: F;
+  /** Rows older than this (by their event timestamp) count as missing. */
+  ttlSeconds?: number;
+  description?: string;
+}
+
+/** A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis. */
+export interface FeatureView<F extends Record<string, FeatureSpec> = Record<string, FeatureSpec>> {
+  readonly name: string;
+  /** The entity types of a row's key: one, or two for a pair view. */
+  readonly entityTypes: readonly EntityType[];
+  readonly features: F;
+  readonly ttlSeconds: number | undefined;
+  readonly description: string | undefined;
+  /** The current binary layout of its rows. */
+  readonly layout: RowLayout;
+  readonly kind: 'feature-view';
+}
+
+/** Names of views and real-time feature groups share one namespace and the entity-type alphabet. */
+export const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
+
+/**
+ * Declares a stored feature view.
+ *
+ * @example
+ * ```ts
+ * const ProductStats = defineFeatureView({
+ *   name: 'product_stats', entity: Product, ttlSeconds: 7 * 86400,
+ *   features: { ctr_7d: Feature.float({ default: 0 }), purchases_15d: Feature.integer({ default: 0 }) },
+ * });
+ * ```
+ */
+export function defineFeatureView<F extends Record<string, FeatureSpec>>(
+  options: FeatureViewOptions<F>,
+): FeatureView<F> {
+  if (!FEATURE_GROUP_PATTERN.test(options.name)) {
+    throw new TypeError(
+      `Feature view name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
+    );
+  }
+  if (Object.keys(options.features).length === 0)
+    throw new TypeError(`Feature view ${options.name} declares no features`);
+  if (options.ttlSeconds !== undefined && !(options.ttlSeconds > 0)) {
+    throw new TypeError(`Feature view ${options.name}: ttlSeconds must be positive`);
+  }
+  const entityTypes = Array.isArray(options.entity) ? [...options.entity] : [options.entity as EntityType];
+  return {
+    name: options.name,
+    entityTypes,
+    features: options.features,
+    ttlSeconds: options.ttlSeconds,
+    description: options.description,
+    layout: RowLayout.of(options.features),
+    kind: 'feature-view',
+  };
+}

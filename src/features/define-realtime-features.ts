@@ -1,0 +1,106 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { FEATURE_GROUP_PATTERN } from './define-feature-view.js';
+import type { FeatureSpec, FeatureValue } from './feature-kind.js';
+
+/** What a real-time feature computation returns: values by feature name; absent or null means missing. */
+export type FeatureValues<F extends Record<string, FeatureSpec>> = { [K in keyof F]?: FeatureValue | null };
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** The request as pipeline code sees it: the validated body, hydrated. */
+export type RankdRequest = Record<string, unknown>;
+
+/** Options shared by the three kinds of real-time features. */
+interface CommonOptions<F extends Record<string, FeatureSpec>> {
+  /** The group's name: the prefix of its features' names (`name:feature`). */
+  name: string;
+  /** The features it computes, with their types and defaults. */
+  features: F;
+  /** Stored features (`view:feature`) it reads with getFeature; fetched before it runs. */
+  requires?: readonly string[];
+}
+
+/** Per request: computed once from the request. */
+export interface RequestFeaturesOptions<F extends Record<string, FeatureSpec>> extends CommonOptions<F> {
+  compute(request: RankdRequest): MaybePromise<FeatureValues<F>>;
+}
+
+/** Per entity: computed for every entity of `entity`'s type in the request. */
+export interface EntityFeaturesOptions<E extends EntityType, F extends Record<string, FeatureSpec>>
+  extends CommonOptions<F> {
+  entity: E;
+  compute(entity: EntityOf<E>, request: RankdRequest): MaybePromise<FeatureValues<F>>;
+}
+
+/** Per pair: computed for every (entity, other) pair of the two types in the request, e.g. product × query. */
+export interface PairFeaturesOptions<
+  E extends EntityType,
+  W extends EntityType,
+  F extends Record<string, FeatureSpec>,
+> extends CommonOptions<F> {
+  entity: E;
+  with: W;
+  compute(entity: EntityOf<E>, other: EntityOf<W>, request: RankdRequest): MaybePromise<FeatureValues<F>>;
+}
+
+/** A declared group of real-time features, computed in memory for each request. */
+export interface RealtimeFeatures {
+  readonly name: string;
+  readonly features: Readonly<Record<string, FeatureSpec>>;
+  readonly requires: readonly string[];
+  /** The entity types it is computed for: none (per request), one, or a pair. */
+  readonly entityTypes: readonly EntityType[];
+  // biome-ignore lint/suspicious/noExplicitAny: the arity depends on entityTypes; the typed options checked the app's function
+  readonly compute: (...args: any[]) => MaybePromise<Record<string, FeatureValue | null | undefined>>;
+  readonly kind: 'realtime-features';
+}
+
+/**
+ * Declares real-time features: computed at request time, per request, per entity or per pair of
+ * entities, and read like stored ones with `getFeature(identifier, "name:feature")`.
+ *
+ * @example
+ * ```ts
+ * const TextMatch = defineRealtimeFeatures({
+ *   name: 'text_match', entity: Product, with: QueryEntity,
+ *   features: { title_overlap: Feature.float({ default: 0 }) },
+ *   compute: (product, query) => ({ title_overlap: overlap(product.title, query.query) }),
+ * });
+ * ```
+ */
+export function defineRealtimeFeatures<
+  E extends EntityType,
+  W extends EntityType,
+  F extends Record<string, FeatureSpec>,
+>(options: PairFeaturesOptions<E, W, F>): RealtimeFeatures;
+export function defineRealtimeFeatures<E extends EntityType, F extends Record<string, FeatureSpec>>(
+  options: EntityFeaturesOptions<E, F>,
+): RealtimeFeatures;
+export function defineRealtimeFeatures<F extends Record<string, FeatureSpec>>(
+  options: RequestFeaturesOptions<F>,
+): RealtimeFeatures;
+export function defineRealtimeFeatures(
+  options: CommonOptions<Record<string, FeatureSpec>> & {
+    entity?: EntityType;
+    with?: EntityType;
+    compute: RealtimeFeatures['compute'];
+  },
+): RealtimeFeatures {
+  if (!FEATURE_GROUP_PATTERN.test(options.name)) {
+    throw new TypeError(
+      `Real-time feature group name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
+    );
+  }
+  if (options.with !== undefined && options.entity === undefined) {
+    throw new TypeError(`Real-time features ${options.name}: \`with\` needs \`entity\``);
+  }
+  const entityTypes = [options.entity, options.with].filter((t): t is EntityType => t !== undefined);
+  return {
+    name: options.name,
+    features: options.features,
+    requires: options.requires ?? [],
+    entityTypes,
+    compute: options.compute,
+    kind: 'realtime-features',
+  };
+}

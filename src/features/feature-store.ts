@@ -1,0 +1,133 @@
+import type { RedisConnection } from '../redis/connection.js';
+import type { RedisKeys } from '../redis/keys.js';
+import type { FeatureView } from './define-feature-view.js';
+import { RowLayout } from './row-layout.js';
+
+/** One stored row as read: its bytes and the layout to read them with. */
+export interface StoredRow {
+  readonly bytes: Buffer;
+  readonly layout: RowLayout;
+  readonly eventTimestampMs: number;
+}
+
+/** A request for the rows of one view: the views' row keys, each a list of entity ids. */
+export interface RowRequest {
+  readonly view: FeatureView;
+  readonly keys: ReadonlyArray<readonly string[]>;
+}
+
+/**
+ * The online feature store: one Redis string per (view, entity) holding a binary row
+ * (see {@link RowLayout}). All rows of a request are read with one MGET, whatever the views;
+ * a view of one entity is written without touching its other views.
+ */
+export class FeatureStore {
+  readonly #redis: RedisConnection;
+  readonly #keys: RedisKeys;
+  /** Layouts of earlier declarations, by fingerprint, so rows written before a change stay readable. */
+  readonly #layouts = new Map<number, RowLayout>();
+  readonly #registered = new Set<string>();
+
+  constructor(redis: RedisConnection, keys: RedisKeys) {
+    this.#redis = redis;
+    this.#keys = keys;
+  }
+
+  /**
+   * Reads rows; the result has, per request, one entry per key: the row, or undefined when
+   * missing, expired by the view's TTL, or of an unknown layout.
+   */
+  async read(
+    requests: readonly RowRequest[],
+    nowMs = Date.now(),
+  ): Promise<Array<Array<StoredRow | undefined>>> {
+    const redisKeys: string[] = [];
+    for (const { view, keys } of requests)
+      for (const ids of keys) redisKeys.push(this.#keys.featureRow(view.name, ids));
+    const values = await this.#redis.mget(redisKeys);
+    const unknown = new Set<number>();
+    for (const value of values) {
+      if (value === null) continue;
+      const fingerprint = RowLayout.fingerprintOf(value);
+      if (fingerprint !== undefined && !this.#knows(requests, fingerprint)) unknown.add(fingerprint);
+    }
+    if (unknown.size > 0) await this.#loadLayouts([...unknown]);
+    let position = 0;
+    return requests.map(({ view, keys }) =>
+      keys.map(() => {
+        const value = values[position++];
+        if (value === null || value === undefined) return undefined;
+        return this.#rowOf(view, value, nowMs);
+      }),
+    );
+  }
+
+  /**
+   * Writes rows of one view atomically (one MSET, or one MULTI when rows expire), replacing each
+   * row whole. Values must already be valid for the view. Rows whose TTL has already passed are skipped.
+   */
+  async write(
+    view: FeatureView,
+    rows: ReadonlyArray<{
+      ids: readonly string[];
+      values: Readonly<Record<string, unknown>>;
+      eventTimestampMs: number;
+    }>,
+    nowMs = Date.now(),
+  ): Promise<number> {
+    await this.#registerLayout(view);
+    const entries: Array<[string, Buffer, number | undefined]> = [];
+    for (const row of rows) {
+      const expiresAt =
+        view.ttlSeconds === undefined ? undefined : row.eventTimestampMs + view.ttlSeconds * 1000;
+      if (expiresAt !== undefined && expiresAt <= nowMs) continue;
+      entries.push([
+        this.#keys.featureRow(view.name, row.ids),
+        view.layout.encode(row.values, row.eventTimestampMs),
+        expiresAt,
+      ]);
+    }
+    await this.#redis.setMany(entries);
+    return entries.length;
+  }
+
+  /** Deletes rows of one view; returns how many existed. */
+  async delete(view: FeatureView, keys: ReadonlyArray<readonly string[]>): Promise<number> {
+    const existed = await this.#redis.deleteEach(keys.map((ids) => this.#keys.featureRow(view.name, ids)));
+    return existed.reduce((sum, n) => sum + n, 0);
+  }
+
+  #rowOf(view: FeatureView, bytes: Buffer, nowMs: number): StoredRow | undefined {
+    const fingerprint = RowLayout.fingerprintOf(bytes);
+    if (fingerprint === undefined) return undefined;
+    const layout = fingerprint === view.layout.fingerprint ? view.layout : this.#layouts.get(fingerprint);
+    if (layout === undefined) return undefined;
+    const eventTimestampMs = RowLayout.timestampOf(bytes);
+    if (view.ttlSeconds !== undefined && nowMs - eventTimestampMs > view.ttlSeconds * 1000) return undefined;
+    return { bytes, layout, eventTimestampMs };
+  }
+
+  #knows(requests: readonly RowRequest[], fingerprint: number): boolean {
+    return this.#layouts.has(fingerprint) || requests.some((r) => r.view.layout.fingerprint === fingerprint);
+  }
+
+  async #registerLayout(view: FeatureView): Promise<void> {
+    const id = `${view.name}:${view.layout.fingerprint}`;
+    if (this.#registered.has(id)) return;
+    await this.#redis.setFieldIfAbsent(
+      this.#keys.featureLayouts(),
+      String(view.layout.fingerprint),
+      JSON.stringify(view.layout.features),
+    );
+    this.#registered.add(id);
+    this.#layouts.set(view.layout.fingerprint, view.layout);
+  }
+
+  async #loadLayouts(fingerprints: number[]): Promise<void> {
+    const stored = await this.#redis.getFields(this.#keys.featureLayouts(), fingerprints.map(String));
+    fingerprints.forEach((fingerprint, i) => {
+      const json = stored[i];
+      if (json) this.#layouts.set(fingerprint, new RowLayout(JSON.parse(json) as Array<[string, never]>));
+    });
+  }
+}

@@ -1,0 +1,143 @@
+import type { Identifier } from '../entities/identifier.js';
+import type { FeatureSpec, FeatureValue } from './feature-kind.js';
+import type { StoredRow } from './feature-store.js';
+
+/** Separates the ids of a pair in table keys; ids cannot be told apart by it otherwise. */
+const PAIR_SEPARATOR = '\u001f';
+
+interface Group {
+  readonly specs: Readonly<Record<string, FeatureSpec>>;
+  readonly entityTypes: readonly string[];
+  readonly stored: Map<string, StoredRow>;
+  readonly computed: Map<string, Record<string, FeatureValue | null | undefined>>;
+  /** For pair groups: the row keys by the first entity's id, for look-ups by one entity. */
+  readonly byFirst: Map<string, string[]>;
+}
+
+/** A feature name that cannot be read in this request: an app bug, reported with what to change. */
+export class FeatureLookupError extends Error {
+  override name = 'FeatureLookupError';
+}
+
+/**
+ * The feature table of one request: stored rows and computed real-time values by group
+ * (`view` or real-time group) and entity. Stored rows are decoded only when a value is read.
+ */
+export class FeatureTable {
+  readonly #groups = new Map<string, Group>();
+
+  /** Declares a group so that its features can be read (missing rows then read as defaults). */
+  declare(name: string, specs: Readonly<Record<string, FeatureSpec>>, entityTypes: readonly string[]): void {
+    if (this.#groups.has(name)) return;
+    this.#groups.set(name, {
+      specs,
+      entityTypes,
+      stored: new Map(),
+      computed: new Map(),
+      byFirst: new Map(),
+    });
+  }
+
+  /** Adds a stored row for `ids` of group `name`. */
+  putStored(name: string, ids: readonly string[], row: StoredRow): void {
+    const group = this.#group(name);
+    group.stored.set(this.#key(group, ids), row);
+  }
+
+  /** Adds computed values for `ids` (empty for a per-request group). */
+  putComputed(
+    name: string,
+    ids: readonly string[],
+    values: Record<string, FeatureValue | null | undefined>,
+  ): void {
+    const group = this.#group(name);
+    group.computed.set(this.#key(group, ids), values);
+  }
+
+  /** Whether `name` (`group:feature`) names a declared feature of this request. */
+  has(name: string): boolean {
+    const [groupName, feature] = splitName(name);
+    return this.#groups.get(groupName)?.specs[feature] !== undefined;
+  }
+
+  /**
+   * The value of feature `name` (`group:feature`) for an entity (or a pair, or anything for a
+   * per-request group): the stored or computed value, else the declared default, else null.
+   */
+  get(identifiers: readonly Identifier[], name: string): FeatureValue | null {
+    const [groupName, feature] = splitName(name);
+    const group = this.#groups.get(groupName);
+    if (group === undefined) {
+      throw new FeatureLookupError(
+        `Feature ${JSON.stringify(name)} was not requested in this request: declare it in the \`features\` (or \`requires\`) of the component that reads it`,
+      );
+    }
+    const spec = group.specs[feature];
+    if (spec === undefined) {
+      throw new FeatureLookupError(
+        `${groupName} has no feature ${JSON.stringify(feature)}; it has ${Object.keys(group.specs).join(', ')}`,
+      );
+    }
+    const key = this.#keyFor(group, groupName, identifiers);
+    let value: FeatureValue | null | undefined;
+    if (key !== undefined) {
+      const stored = group.stored.get(key);
+      value = stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
+    }
+    return value ?? spec.default;
+  }
+
+  #keyFor(group: Group, groupName: string, identifiers: readonly Identifier[]): string | undefined {
+    const arity = group.entityTypes.length;
+    if (arity === 0) return '';
+    identifiers.forEach((identifier, i) => {
+      const expected = group.entityTypes[i];
+      if (expected !== undefined && identifier.type !== expected) {
+        throw new FeatureLookupError(
+          `${groupName} describes ${group.entityTypes.join(' × ')}, but was asked for a ${identifier.type} in position ${i + 1}`,
+        );
+      }
+    });
+    if (arity === 1 || identifiers.length === arity)
+      return this.#key(
+        group,
+        identifiers.map((i) => i.id),
+      );
+    const keys = group.byFirst.get(identifiers[0]?.id ?? '');
+    if (keys === undefined) return undefined;
+    if (keys.length > 1) {
+      throw new FeatureLookupError(
+        `${groupName} has ${keys.length} rows for ${identifiers[0]?.type} ${JSON.stringify(identifiers[0]?.id)} in this request: pass the pair [${group.entityTypes.join(', ')}]`,
+      );
+    }
+    return keys[0];
+  }
+
+  #group(name: string): Group {
+    const group = this.#groups.get(name);
+    if (group === undefined)
+      throw new FeatureLookupError(`Feature group ${name} was not declared in this request`);
+    return group;
+  }
+
+  #key(group: Group, ids: readonly string[]): string {
+    if (group.entityTypes.length < 2) return ids[0] ?? '';
+    const key = ids.join(PAIR_SEPARATOR);
+    const first = ids[0] ?? '';
+    const list = group.byFirst.get(first);
+    if (list === undefined) group.byFirst.set(first, [key]);
+    else if (!list.includes(key)) list.push(key);
+    return key;
+  }
+}
+
+/** Splits `group:feature` at its first colon. */
+export function splitName(name: string): [group: string, feature: string] {
+  const colon = name.indexOf(':');
+  if (colon <= 0 || colon === name.length - 1) {
+    throw new FeatureLookupError(
+      `Feature name ${JSON.stringify(name)} must be "group:feature", e.g. "product_stats:ctr_7d"`,
+    );
+  }
+  return [name.slice(0, colon), name.slice(colon + 1)];
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { operationIdOf } from '../../pipeline/define-pipeline.js';
+import { runPipeline } from '../../pipeline/run-pipeline.js';
+import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import type { Services } from '../services.js';
+
+/** One `POST /api/v1/<path>` per pipeline of the app, documented under the predecessor's operationId. */
+export function registerPipelineRoutes(server: FastifyInstance, { app, index, features }: Services): void {
+  for (const { pipeline, plan, route } of app.pipelines) {
+    server.post(
+      route,
+      {
+        schema: {
+          operationId: operationIdOf(pipeline),
+          summary: pipeline.summary,
+          ...(pipeline.description ? { description: pipeline.description } : {}),
+          tags: ['pipelines'],
+          body: pipeline.requestSchema,
+          response: { 200: pipeline.responseSchema, ...errorResponses(...JSON_POST_ERRORS) },
+        },
+      },
+      async (request) =>
+        runPipeline(pipeline, plan, request.body as Record<string, unknown>, { index, features }),
+    );
+  }
+}

@@ -1,0 +1,30 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { Component } from '../pipeline/component.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** A score per entity, by position; null, undefined or a non-finite number counts as no score (0). */
+export type Scores = ArrayLike<number | null | undefined>;
+
+/** A model: scores a batch of entities. Reads features with `getFeature`. */
+export interface Model<E extends EntityType = EntityType> extends Component {
+  /** Recorded in MODEL events, so training data says which model scored. */
+  readonly version?: string;
+  score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<Scores>;
+}
+
+/**
+ * Declares a model.
+ *
+ * @example
+ * ```ts
+ * const RankingModel = defineModel({
+ *   name: 'RankingModel', entity: Product, features: ['text_match:title'],
+ *   score: (products) => products.map((p) => Number(getFeature(p, 'text_match:title'))),
+ * });
+ * ```
+ */
+export function defineModel<E extends EntityType>(options: Model<E> & { entity?: E }): Model<E> {
+  return options;
+}

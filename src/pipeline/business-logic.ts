@@ -1,0 +1,32 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { Component } from './component.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** A candidate with its current score, as business logic sees it. */
+export interface ScoredCandidate<E extends EntityType = EntityType> {
+  /** The hydrated candidate. */
+  readonly entity: EntityOf<E>;
+  /** Its id (the candidate's id field, as a string). */
+  readonly id: string;
+  score: number;
+}
+
+/**
+ * A business-logic step: gets the candidates sorted by descending score, returns them with
+ * changed scores (or fewer of them); the pipeline re-sorts after every step.
+ */
+export interface BusinessLogicStep<E extends EntityType = EntityType> extends Component {
+  apply(
+    candidates: Array<ScoredCandidate<E>>,
+    request: RankdRequest,
+  ): MaybePromise<Array<ScoredCandidate<E>>>;
+}
+
+/** Declares a business-logic step. */
+export function defineBusinessLogic<E extends EntityType>(
+  options: BusinessLogicStep<E> & { entity?: E },
+): BusinessLogicStep<E> {
+  return options;
+}

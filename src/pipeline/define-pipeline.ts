@@ -1,0 +1,37 @@
+import type { TSchema } from 'typebox';
+import type { RealtimeFeatures } from '../features/define-realtime-features.js';
+import type { Component } from './component.js';
+import type { FeaturePlan } from './feature-plan.js';
+import type { EntitySlot } from './hydrate.js';
+import type { RequestContext } from './request-context.js';
+
+/** What every pipeline kind provides to the server, which runs the shared warm-up (hydration, features) first. */
+export interface Pipeline {
+  readonly kind: 'pipeline';
+  readonly name: string;
+  /** Path under `/api/v1`, e.g. `/ranking`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly description: string | undefined;
+  readonly requestSchema: TSchema;
+  readonly responseSchema: TSchema;
+  /** Where the request's entities are, for hydration. */
+  readonly slots: readonly EntitySlot[];
+  readonly components: readonly Component[];
+  readonly realtimeFeatures: readonly RealtimeFeatures[];
+  /** Checks the request before any Redis call (e.g. pagination); throws a 4xx RankdError. */
+  validate(request: Record<string, unknown>): void;
+  /** Runs the pipeline on a hydrated request whose features are in the context. */
+  execute(context: RequestContext, plan: FeaturePlan): Promise<unknown>;
+}
+
+/** The route of a pipeline: `/api/v1` + its path, with one leading slash and no trailing one. */
+export function routeOf(pipeline: Pick<Pipeline, 'path'>): string {
+  const path = `/api/v1/${pipeline.path}`.replace(/\/{2,}/g, '/');
+  return path.length > 1 ? path.replace(/\/$/, '') : path;
+}
+
+/** The OpenAPI operationId, as the predecessor made it: `MyRankingPipeline_api_v1_ranking_post`. */
+export function operationIdOf(pipeline: Pick<Pipeline, 'name' | 'path'>): string {
+  return `${`${pipeline.name}${routeOf(pipeline)}`.replace(/\W/g, '_')}_post`;
+}

@@ -1,0 +1,62 @@
+import type { FeatureView } from '../features/define-feature-view.js';
+import type { RealtimeFeatures } from '../features/define-realtime-features.js';
+import { splitName } from '../features/feature-table.js';
+import type { Component } from './component.js';
+
+/** What a pipeline needs before its code runs: stored views to read, real-time groups to compute. */
+export interface FeaturePlan {
+  readonly storedViews: readonly FeatureView[];
+  readonly realtime: readonly RealtimeFeatures[];
+}
+
+/**
+ * Resolves every feature name the components and real-time groups declare against the app's
+ * feature views and the pipeline's real-time groups. An unknown group or feature stops the start
+ * with a message naming the component, so a typo never becomes a silent null.
+ */
+export function planFeatures(
+  pipeline: string,
+  components: readonly Component[],
+  realtime: readonly RealtimeFeatures[],
+  views: readonly FeatureView[],
+): FeaturePlan {
+  const viewsByName = new Map(views.map((v) => [v.name, v]));
+  const realtimeByName = new Map<string, RealtimeFeatures>();
+  for (const group of realtime) {
+    if (viewsByName.has(group.name) || realtimeByName.has(group.name)) {
+      throw new TypeError(`${pipeline}: the name ${group.name} is used by two feature groups`);
+    }
+    realtimeByName.set(group.name, group);
+  }
+  const stored = new Set<FeatureView>();
+  const wanted: Array<[string, string]> = [];
+  for (const component of components)
+    for (const name of component.features ?? []) wanted.push([component.name, name]);
+  for (const group of realtime)
+    for (const name of group.requires) wanted.push([`real-time features ${group.name}`, name]);
+  for (const [owner, name] of wanted) {
+    let groupName: string;
+    let feature: string;
+    try {
+      [groupName, feature] = splitName(name);
+    } catch (error) {
+      throw new TypeError(`${pipeline}: ${owner}: ${(error as Error).message}`);
+    }
+    const view = viewsByName.get(groupName);
+    const group = realtimeByName.get(groupName);
+    const specs = view?.features ?? group?.features;
+    if (specs === undefined) {
+      throw new TypeError(
+        `${pipeline}: ${owner} needs ${name}, but no feature view or real-time feature group is named ${groupName} ` +
+          `(views: ${[...viewsByName.keys()].join(', ') || 'none'}; real-time: ${[...realtimeByName.keys()].join(', ') || 'none'})`,
+      );
+    }
+    if (specs[feature] === undefined) {
+      throw new TypeError(
+        `${pipeline}: ${owner} needs ${name}, but ${groupName} has no feature ${feature} (it has ${Object.keys(specs).join(', ')})`,
+      );
+    }
+    if (view) stored.add(view);
+  }
+  return { storedViews: [...stored], realtime };
+}

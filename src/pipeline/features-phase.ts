@@ -1,0 +1,119 @@
+import type { FeatureView } from '../features/define-feature-view.js';
+import type { FeatureValue } from '../features/feature-kind.js';
+import type { FeatureStore, RowRequest } from '../features/feature-store.js';
+import type { FeaturePlan } from './feature-plan.js';
+import type { RequestContext } from './request-context.js';
+
+/** Row keys of `view` for the given ids by entity type: each id, or every pair for a pair view. */
+function rowKeys(view: FeatureView, idsByType: ReadonlyMap<string, Iterable<string>>): string[][] {
+  const [first, second] = view.entityTypes;
+  const firstIds = [...(idsByType.get(first?.name ?? '') ?? [])];
+  if (second === undefined) return firstIds.map((id) => [id]);
+  const secondIds = [...(idsByType.get(second.name) ?? [])];
+  const keys: string[][] = [];
+  for (const a of firstIds)
+    for (const b of secondIds) if (first?.name !== second.name || a !== b) keys.push([a, b]);
+  return keys;
+}
+
+/**
+ * Reads the stored feature rows a request needs in one MGET. Started with the ids known when the
+ * request arrives (so it shares a round trip with the first hydration MGET); `complete` then
+ * reads the rows of entities that hydration found deeper (referenced entities), if any.
+ */
+export class StoredFeatureFetch {
+  readonly #plan: FeaturePlan;
+  readonly #store: FeatureStore;
+  readonly #context: RequestContext;
+  readonly #requested = new Map<FeatureView, Set<string>>();
+  readonly #first: Promise<void>;
+
+  constructor(
+    context: RequestContext,
+    store: FeatureStore,
+    plan: FeaturePlan,
+    idsByType: ReadonlyMap<string, Iterable<string>>,
+  ) {
+    this.#context = context;
+    this.#store = store;
+    this.#plan = plan;
+    for (const view of plan.storedViews)
+      context.features.declare(
+        view.name,
+        view.features,
+        view.entityTypes.map((t) => t.name),
+      );
+    this.#first = this.#read(idsByType);
+    // If hydration fails first, this read's failure must not surface as an unhandled rejection.
+    this.#first.catch(() => undefined);
+  }
+
+  /** Waits for the first read, then reads rows of entities found since. */
+  async complete(): Promise<void> {
+    await this.#first;
+    const idsByType = new Map<string, Iterable<string>>();
+    for (const [type, byId] of this.#context.entitiesByType) idsByType.set(type, byId.keys());
+    await this.#read(idsByType);
+  }
+
+  async #read(idsByType: ReadonlyMap<string, Iterable<string>>): Promise<void> {
+    const requests: RowRequest[] = [];
+    for (const view of this.#plan.storedViews) {
+      let requested = this.#requested.get(view);
+      if (requested === undefined) {
+        requested = new Set();
+        this.#requested.set(view, requested);
+      }
+      const keys = rowKeys(view, idsByType).filter((ids) => {
+        const key = ids.join('\u001f');
+        if (requested.has(key)) return false;
+        requested.add(key);
+        return true;
+      });
+      if (keys.length > 0) requests.push({ view, keys });
+    }
+    if (requests.length === 0) return;
+    const rows = await this.#store.read(requests);
+    requests.forEach(({ view, keys }, i) => {
+      const found = rows[i] ?? [];
+      keys.forEach((ids, j) => {
+        const row = found[j];
+        if (row !== undefined) this.#context.features.putStored(view.name, ids, row);
+      });
+    });
+  }
+}
+
+type Computed = Record<string, FeatureValue | null | undefined>;
+
+/**
+ * Computes the pipeline's real-time features for the request's (hydrated) entities: per request,
+ * per entity of the group's type, or per pair of entities of its two types. Groups run in declared
+ * order (a group may read an earlier group's features); the calls of one group run concurrently.
+ */
+export async function computeRealtimeFeatures(context: RequestContext, plan: FeaturePlan): Promise<void> {
+  for (const group of plan.realtime) {
+    const types = group.entityTypes.map((t) => t.name);
+    context.features.declare(group.name, group.features, types);
+    const jobs: Array<[ids: string[], result: Computed | Promise<Computed>]> = [];
+    const [first, second] = types;
+    if (first === undefined) {
+      jobs.push([[], group.compute(context.request)]);
+    } else if (second === undefined) {
+      for (const [id, entity] of context.entitiesByType.get(first) ?? [])
+        jobs.push([[id], group.compute(entity, context.request)]);
+    } else {
+      const others = [...(context.entitiesByType.get(second) ?? [])];
+      for (const [id, entity] of context.entitiesByType.get(first) ?? []) {
+        for (const [otherId, other] of others) {
+          if (other !== entity) jobs.push([[id, otherId], group.compute(entity, other, context.request)]);
+        }
+      }
+    }
+    // Await only when some call was asynchronous: 1000 synchronous computations need no promise each.
+    const results = jobs.some(([, r]) => r instanceof Promise)
+      ? await Promise.all(jobs.map(([, r]) => r))
+      : jobs.map(([, r]) => r as Computed);
+    for (const [i, [ids]] of jobs.entries()) context.features.putComputed(group.name, ids, results[i] ?? {});
+  }
+}

@@ -1,0 +1,196 @@
+import Type, { type TProperties, type TSchema } from 'typebox';
+import { QueryEntity } from '../entities/built-in.js';
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { idOf } from '../entities/identifier.js';
+import type { RealtimeFeatures } from '../features/define-realtime-features.js';
+import type { Model } from '../models/define-model.js';
+import type { BusinessLogicStep, ScoredCandidate } from './business-logic.js';
+import type { Pipeline } from './define-pipeline.js';
+import { EventRecorder } from './events.js';
+import type { EntitySlot } from './hydrate.js';
+import { type Pagination, pageSlice } from './pagination.js';
+import type { RequestContext } from './request-context.js';
+import { PaginationFields, RankingResponseSchema, requestEntitySchema } from './request-schema.js';
+
+/** Most candidates in one ranking request unless the pipeline says otherwise. */
+export const DEFAULT_MAX_CANDIDATES = 1000;
+
+/** How a ranking pipeline is declared. */
+export interface RankingPipelineOptions<E extends EntityType> {
+  /** Route name, used in the operationId: `MyRankingPipeline` → `MyRankingPipeline_api_v1_ranking_post`. */
+  name: string;
+  /** Path under /api/v1. @defaultValue `/ranking` */
+  path?: string;
+  /** The candidates' entity type (the request is generic over it). */
+  candidate: E;
+  /** More entity fields of the request, optional, hydrated too: `{ user: UserEntity }`. */
+  entities?: Readonly<Record<string, EntityType>>;
+  /** More plain fields of the request (TypeBox). */
+  fields?: TProperties;
+  /** Real-time features computed for each request before the model runs. */
+  realtimeFeatures?: readonly RealtimeFeatures[];
+  model: Model<E>;
+  /** Steps run in order on the scored, sorted candidates. */
+  businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
+  /** @defaultValue 1000 */
+  maxCandidates?: number;
+  summary?: string;
+  description?: string;
+}
+
+/** The ranking request as the pipeline reads it. */
+interface RankingRequest extends Partial<Pagination> {
+  request_id: string;
+  candidates: Array<Record<string, unknown>>;
+  include_events?: boolean;
+  [field: string]: unknown;
+}
+
+function paginationOf(request: RankingRequest): Pagination {
+  return {
+    user_page_size: request.user_page_size ?? 10,
+    user_page: request.user_page ?? 0,
+    // Default: the candidates sent form one page (at least a user page, so the default sizes never clash).
+    candidate_page_size:
+      request.candidate_page_size ?? Math.max(request.candidates.length, request.user_page_size ?? 10),
+    candidate_page: request.candidate_page ?? 0,
+  };
+}
+
+function sortByScore<T extends { score: number }>(items: T[]): T[] {
+  // Array.prototype.sort is stable: equal scores keep the order they came in.
+  return items.sort((a, b) => b.score - a.score);
+}
+
+function finiteOrZero(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * Declares a ranking pipeline: hydrated candidates → model scores → business logic → stable sort
+ * by descending score → one page. See docs/ranking.md.
+ */
+export function defineRankingPipeline<E extends EntityType>(options: RankingPipelineOptions<E>): Pipeline {
+  const maxCandidates = options.maxCandidates ?? DEFAULT_MAX_CANDIDATES;
+  const extraEntities: Record<string, TSchema> = {};
+  const slots: EntitySlot[] = [
+    { field: 'query', type: QueryEntity },
+    { field: 'candidates', type: options.candidate },
+  ];
+  for (const [field, type] of Object.entries(options.entities ?? {})) {
+    extraEntities[field] = Type.Optional(requestEntitySchema(type));
+    slots.push({ field, type });
+  }
+  const requestSchema = Type.Object(
+    {
+      ...PaginationFields,
+      request_id: Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'Chosen by the caller; joins events and feedback',
+      }),
+      include_events: Type.Optional(
+        Type.Boolean({ default: false, description: 'Return the events of the request' }),
+      ),
+      query: Type.Optional(requestEntitySchema(QueryEntity)),
+      candidates: Type.Array(requestEntitySchema(options.candidate), {
+        maxItems: maxCandidates,
+        description: `Items to rank, at most ${maxCandidates}; each needs only its id`,
+      }),
+      ...extraEntities,
+      ...(options.fields ?? {}),
+    },
+    { title: `${options.name}Request`, additionalProperties: false },
+  );
+  const model = options.model;
+  const steps = options.businessLogic ?? [];
+  const idField = options.candidate.idField;
+
+  return {
+    kind: 'pipeline',
+    name: options.name,
+    path: options.path ?? '/ranking',
+    summary: options.summary ?? `Rank ${options.candidate.name} candidates (${options.name})`,
+    description:
+      options.description ??
+      'Candidates may carry only their id: they are hydrated from the index, features are fetched and computed, ' +
+        'the model scores them, and one page is returned in descending `ranked_score`.',
+    requestSchema,
+    responseSchema: RankingResponseSchema,
+    slots,
+    components: [model, ...steps],
+    realtimeFeatures: options.realtimeFeatures ?? [],
+    validate(request) {
+      const ranking = request as RankingRequest;
+      pageSlice(ranking.candidates.length, paginationOf(ranking));
+    },
+    async execute(context: RequestContext) {
+      const request = context.request as RankingRequest;
+      const events = request.include_events
+        ? new EventRecorder(request.request_id, `/api/v1${options.path ?? '/ranking'}`)
+        : undefined;
+      const candidates = request.candidates as Array<EntityOf<E>>;
+      const scores = await model.score(candidates, request);
+      let scored: Array<ScoredCandidate<E>> = candidates.map((entity, i) => ({
+        entity,
+        id: idOf(idField, entity) ?? '',
+        score: finiteOrZero(scores[i]),
+      }));
+      if (events) {
+        for (const c of scored) {
+          events.add('MODEL', {
+            model_name: model.name,
+            model_version: model.version ?? null,
+            model_output: String(c.score),
+            entity_identifier: c.id,
+            entity_identifier_type: options.candidate.name,
+          });
+        }
+      }
+      sortByScore(scored);
+      for (const [order, step] of steps.entries()) {
+        const before = events ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
+        scored = sortByScore(
+          (await step.apply(scored, request)).map((c) => ({ ...c, score: finiteOrZero(c.score) })),
+        );
+        if (events && before) {
+          for (const c of scored) {
+            const old = before.get(c.entity);
+            if (old !== undefined && old !== c.score) {
+              events.add('BUSINESS_LOGIC', {
+                entity_identifier: c.id,
+                entity_identifier_type: options.candidate.name,
+                business_logic_pipeline_order: order,
+                business_logic_name: step.name,
+                old_score: String(old),
+                new_score: String(c.score),
+              });
+            }
+          }
+        }
+      }
+      const [start] = pageSlice(request.candidates.length, paginationOf(request));
+      const page = scored.slice(start, start + paginationOf(request).user_page_size);
+      if (events) {
+        for (const [order, c] of scored.entries()) {
+          events.add('CANDIDATE', {
+            entity_identifier: c.id,
+            entity_identifier_type: options.candidate.name,
+            candidate_score: c.score,
+            candidate_order: order,
+          });
+        }
+        for (const [order, c] of page.entries()) {
+          events.add('IMPRESSION', {
+            entity_identifier: c.id,
+            entity_identifier_type: options.candidate.name,
+            impression_score: c.score,
+            impression_order: order,
+          });
+        }
+      }
+      const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
+      return events ? { ranked_candidates: ranked, events: events.events } : { ranked_candidates: ranked };
+    },
+  };
+}

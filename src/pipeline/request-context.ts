@@ -1,0 +1,115 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Identifier, identifierKey } from '../entities/identifier.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { FeatureValue } from '../features/feature-kind.js';
+import { FeatureLookupError, FeatureTable } from '../features/feature-table.js';
+
+/** One logged event of a request (see docs/events.md). */
+export interface RankdEvent {
+  event_type: string;
+  event_data: Record<string, unknown>;
+}
+
+/** Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`. */
+export type EntityRef = object | Identifier | string;
+
+/**
+ * Everything one request holds: its hydrated entities, feature table and events. Created per
+ * request and reachable from any pipeline code through {@link currentContext} (AsyncLocalStorage);
+ * nothing of it outlives the request or is visible to another.
+ */
+export class RequestContext {
+  readonly request: RankdRequest;
+  readonly pipeline: string;
+  readonly features = new FeatureTable();
+  /** Hydrated entity objects by `type::id`. */
+  readonly entities = new Map<string, Record<string, unknown>>();
+  /** Hydrated entity objects by type, then id. */
+  readonly entitiesByType = new Map<string, Map<string, Record<string, unknown>>>();
+  readonly events: RankdEvent[] = [];
+  readonly #identities = new WeakMap<object, Identifier>();
+
+  constructor(pipeline: string, request: RankdRequest) {
+    this.pipeline = pipeline;
+    this.request = request;
+  }
+
+  /** Records that `entity` (an object of this request) is `identifier`. */
+  register(entity: object, identifier: Identifier): void {
+    this.#identities.set(entity, identifier);
+    this.entities.set(identifierKey(identifier.type, identifier.id), entity as Record<string, unknown>);
+    let byId = this.entitiesByType.get(identifier.type);
+    if (byId === undefined) {
+      byId = new Map();
+      this.entitiesByType.set(identifier.type, byId);
+    }
+    byId.set(identifier.id, entity as Record<string, unknown>);
+  }
+
+  /** The identifier an entity reference stands for. */
+  identify(ref: EntityRef): Identifier {
+    if (typeof ref === 'string') {
+      const split = ref.indexOf('::');
+      if (split > 0) return { type: ref.slice(0, split), id: ref.slice(split + 2) };
+      throw new FeatureLookupError(`${JSON.stringify(ref)} is not an identifier: use "type::id"`);
+    }
+    const known = this.#identities.get(ref);
+    if (known) return known;
+    const candidate = ref as Partial<Identifier>;
+    if (typeof candidate.type === 'string' && typeof candidate.id === 'string')
+      return { type: candidate.type, id: candidate.id };
+    throw new FeatureLookupError(
+      'getFeature was given an object that is not an entity of this request nor an identifier',
+    );
+  }
+
+  /** See {@link getFeature}. */
+  getFeature(ref: EntityRef | readonly [EntityRef, EntityRef], name: string): FeatureValue | null {
+    const identifiers = Array.isArray(ref)
+      ? ref.map((r) => this.identify(r))
+      : [this.identify(ref as EntityRef)];
+    return this.features.get(identifiers, name);
+  }
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+/** Runs `fn` with `context` as the current request context. */
+export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): Promise<T> {
+  return storage.run(context, fn);
+}
+
+/** The context of the request being served; throws outside a request. */
+export function currentContext(): RequestContext {
+  const context = storage.getStore();
+  if (context === undefined)
+    throw new Error('No rankd request is being served here: getFeature works only inside pipeline code');
+  return context;
+}
+
+/**
+ * Reads a feature of the current request: `getFeature(product, "product_stats:ctr_7d")`. The
+ * entity may be the entity object, an identifier `{ type, id }` or `"type::id"`; a pair feature
+ * takes `[product, user]`, or one entity when the request has a single partner for it.
+ * Returns the stored or computed value, else the feature's declared default, else null.
+ */
+export function getFeature(
+  ref: EntityRef | readonly [EntityRef, EntityRef],
+  name: string,
+): FeatureValue | null {
+  return currentContext().getFeature(ref, name);
+}
+
+/** Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`. */
+export function getFeatures(
+  refs: ReadonlyArray<EntityRef | readonly [EntityRef, EntityRef]>,
+  names: readonly string[],
+) {
+  const context = currentContext();
+  return refs.map((ref) => names.map((name) => context.getFeature(ref, name)));
+}
+
+/** The identifier of an entity object of the current request. */
+export function identifierOf(entity: object): Identifier {
+  return currentContext().identify(entity);
+}

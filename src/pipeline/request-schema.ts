@@ -1,0 +1,73 @@
+import Type, { type TSchema } from 'typebox';
+import type { EntityType } from '../entities/define-entity.js';
+import { MAX_ENTITY_ID_LENGTH } from '../index/entity-index.js';
+
+/**
+ * The schema of an entity inside a request: its id field is required, its declared fields are
+ * optional (hydration fills them from the index, then their defaults apply), other fields pass.
+ */
+export function requestEntitySchema(type: EntityType): TSchema {
+  const fields: Record<string, TSchema> = {
+    [type.idField]: Type.Union(
+      [Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_LENGTH }), Type.Number()],
+      {
+        description: `Identifier of the ${type.name}: the only field a caller must send`,
+      },
+    ),
+  };
+  for (const [name, field] of Object.entries(type.fields)) {
+    if (name !== type.idField) fields[name] = Type.Optional(field);
+  }
+  return Type.Object(fields, {
+    additionalProperties: true,
+    title: (type.schema as { title?: string }).title ?? type.name,
+    description: `A ${type.name}; fields not sent are hydrated from the index, then take their defaults.`,
+  });
+}
+
+/** The pagination fields of a ranking request, with rankd's bounds and defaults (docs/ranking.md). */
+export const PaginationFields = {
+  user_page_size: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+      description: 'Ranked items per returned page (1-100)',
+    }),
+  ),
+  user_page: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      default: 0,
+      description: 'Zero-based page of ranked items, counted from the first candidate overall',
+    }),
+  ),
+  candidate_page_size: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description: 'Size of a candidate page (1-1000); defaults to the number of candidates sent',
+    }),
+  ),
+  candidate_page: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      default: 0,
+      description: 'Zero-based index of the candidate page this request carries',
+    }),
+  ),
+};
+
+/** The ranking response (spec 2.4), plus `events` when the request asked for them. */
+export const RankingResponseSchema = Type.Object(
+  {
+    ranked_candidates: Type.Array(
+      Type.Object({
+        candidate_id: Type.String({ description: "The candidate's id (its `product_id` for products)" }),
+        ranked_score: Type.Number({ description: 'Score; items are in descending order of it' }),
+      }),
+    ),
+    events: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+  },
+  { title: 'RankingResponse' },
+);

@@ -1,0 +1,80 @@
+import Type, { type TProperties, type TSchema } from 'typebox';
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
+import type { Model } from '../models/define-model.js';
+import type { Pipeline } from './define-pipeline.js';
+import type { EntitySlot } from './hydrate.js';
+import type { RequestContext } from './request-context.js';
+import { requestEntitySchema } from './request-schema.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** How a single-entity pipeline is declared: one entity in, one result out (e.g. an order's fraud score). */
+export interface SingleEntityPipelineOptions<E extends EntityType> {
+  name: string;
+  /** Path under /api/v1, e.g. `/fraud`. */
+  path: string;
+  /** The entity the request carries, in the field named `field`. */
+  entity: E;
+  /** @defaultValue the entity type's name */
+  field?: string;
+  /** More entity fields of the request, optional, hydrated too. */
+  entities?: Readonly<Record<string, EntityType>>;
+  /** More plain fields of the request. */
+  fields?: TProperties;
+  realtimeFeatures?: readonly RealtimeFeatures[];
+  model: Model<E>;
+  /** Turns the score into the response; its schema is `responseSchema`. @defaultValue `{ data: score }` */
+  respond?: (score: number, entity: EntityOf<E>, request: RankdRequest) => MaybePromise<unknown>;
+  /** Schema of what `respond` returns. @defaultValue `{ data: number }` */
+  responseSchema?: TSchema;
+  summary?: string;
+  description?: string;
+}
+
+/** Declares a pipeline that scores one entity and answers one result. */
+export function defineSingleEntityPipeline<E extends EntityType>(
+  options: SingleEntityPipelineOptions<E>,
+): Pipeline {
+  const field = options.field ?? options.entity.name;
+  const slots: EntitySlot[] = [{ field, type: options.entity }];
+  const extra: Record<string, TSchema> = {};
+  for (const [name, type] of Object.entries(options.entities ?? {})) {
+    extra[name] = Type.Optional(requestEntitySchema(type));
+    slots.push({ field: name, type });
+  }
+  const requestSchema = Type.Object(
+    {
+      request_id: Type.String({ minLength: 1, maxLength: 1024 }),
+      [field]: requestEntitySchema(options.entity),
+      ...extra,
+      ...(options.fields ?? {}),
+    },
+    { title: `${options.name}Request`, additionalProperties: false },
+  );
+  const respond = options.respond ?? ((score: number) => ({ data: score }));
+  return {
+    kind: 'pipeline',
+    name: options.name,
+    path: options.path,
+    summary: options.summary ?? `Score one ${options.entity.name} (${options.name})`,
+    description: options.description,
+    requestSchema,
+    responseSchema:
+      options.responseSchema ?? Type.Object({ data: Type.Number() }, { title: `${options.name}Response` }),
+    slots,
+    components: [options.model],
+    realtimeFeatures: options.realtimeFeatures ?? [],
+    validate() {},
+    async execute(context: RequestContext) {
+      const entity = context.request[field] as EntityOf<E>;
+      const scores = await options.model.score([entity], context.request);
+      const score = scores[0];
+      return respond(
+        typeof score === 'number' && Number.isFinite(score) ? score : 0,
+        entity,
+        context.request,
+      );
+    },
+  };
+}
