@@ -53,3 +53,5 @@ export {
   type SingleEntityPipelineOptions,
 } from './pipeline/single-entity-pipeline.js';
 export { VERSION } from './version.js';
+/** TypeBox's builder, re-exported so apps declare entity fields without another dependency. */
+export { default as Type, type Static } from 'typebox';
