@@ -1,0 +1,42 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+
+function portParser(min: number) {
+  return (value: string): number => {
+    // Number() would accept '', '0x1f' and '1e3'; a port is plain digits.
+    const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+    if (!(port >= min && port <= 65535)) {
+      throw new InvalidArgumentError(`expected a port number from ${min} to 65535.`);
+    }
+    return port;
+  };
+}
+
+/** Parses a Redis port (1–65535). */
+export const parseRedisPort = portParser(1);
+/** Parses an HTTP port (0–65535; 0 picks a free one). */
+export const parseHttpPort = portParser(0);
+
+/**
+ * Reads option `name` of `command`, falling back to its parent's value when only the parent got it
+ * on the command line, so `rankd redis --port 7000 stop` means the same as `rankd redis stop --port 7000`.
+ */
+export function optionFromCommandOrParent<T>(command: Command, name: string): T {
+  const parent = command.parent;
+  if (parent && command.getOptionValueSource(name) !== 'cli' && parent.getOptionValueSource(name) === 'cli') {
+    return parent.getOptionValue(name) as T;
+  }
+  return command.getOptionValue(name) as T;
+}
+
+/** `-p, --port <port>` for the redis commands. */
+export function redisPortOption(): Option {
+  return new Option('-p, --port <port>', 'port of the local Redis').default(6379).argParser(parseRedisPort);
+}
+
+/** `--dir <dir>` for the redis commands. */
+export function redisDirOption(): Option {
+  return new Option(
+    '--dir <dir>',
+    "Redis data directory, holding the AOF files, redis.log and redis.pid (default: rankd's data directory, redis-<port>)",
+  );
+}
