@@ -5,7 +5,7 @@ import { idOf } from '../entities/identifier.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { BusinessLogicStep, ScoredCandidate } from './business-logic.js';
-import type { Pipeline } from './define-pipeline.js';
+import { type Pipeline, routeOf } from './define-pipeline.js';
 import { EventRecorder } from './events.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
@@ -105,6 +105,8 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
   const model = options.model;
   const steps = options.businessLogic ?? [];
   const idField = options.candidate.idField;
+  // The route as served (`routeOf` normalises slashes), so events name the path that was called.
+  const route = routeOf({ path: options.path ?? '/ranking' });
 
   return {
     kind: 'pipeline',
@@ -126,9 +128,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
-      const events = request.include_events
-        ? new EventRecorder(request.request_id, `/api/v1${options.path ?? '/ranking'}`)
-        : undefined;
+      const events = request.include_events ? new EventRecorder(request.request_id, route) : undefined;
       const candidates = request.candidates as Array<EntityOf<E>>;
       const scores = await model.score(candidates, request);
       let scored: Array<ScoredCandidate<E>> = candidates.map((entity, i) => ({
