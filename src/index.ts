@@ -2,6 +2,9 @@
  * rankd's public API: what app modules import.
  * @module
  */
+
+/** TypeBox's builder, re-exported so apps declare entity fields without another dependency. */
+export { default as Type, type Static } from 'typebox';
 export {
   type AppOptions,
   defineApp,
@@ -53,5 +56,3 @@ export {
   type SingleEntityPipelineOptions,
 } from './pipeline/single-entity-pipeline.js';
 export { VERSION } from './version.js';
-/** TypeBox's builder, re-exported so apps declare entity fields without another dependency. */
-export { default as Type, type Static } from 'typebox';

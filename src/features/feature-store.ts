@@ -10,6 +10,9 @@ export interface StoredRow {
   readonly eventTimestampMs: number;
 }
 
+/** A row as read, or why there is none. */
+export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout';
+
 /** A request for the rows of one view: the views' row keys, each a list of entity ids. */
 export interface RowRequest {
   readonly view: FeatureView;
@@ -41,6 +44,12 @@ export class FeatureStore {
     requests: readonly RowRequest[],
     nowMs = Date.now(),
   ): Promise<Array<Array<StoredRow | undefined>>> {
+    const states = await this.readStates(requests, nowMs);
+    return states.map((list) => list.map((state) => (typeof state === 'string' ? undefined : state)));
+  }
+
+  /** Like {@link read}, but says why a row is absent: `missing`, `expired` or `unknown_layout`. */
+  async readStates(requests: readonly RowRequest[], nowMs = Date.now()): Promise<Array<Array<RowState>>> {
     const redisKeys: string[] = [];
     for (const { view, keys } of requests)
       for (const ids of keys) redisKeys.push(this.#keys.featureRow(view.name, ids));
@@ -56,8 +65,8 @@ export class FeatureStore {
     return requests.map(({ view, keys }) =>
       keys.map(() => {
         const value = values[position++];
-        if (value === null || value === undefined) return undefined;
-        return this.#rowOf(view, value, nowMs);
+        if (value === null || value === undefined) return 'missing';
+        return this.#classify(view, value, nowMs);
       }),
     );
   }
@@ -97,13 +106,13 @@ export class FeatureStore {
     return existed.reduce((sum, n) => sum + n, 0);
   }
 
-  #rowOf(view: FeatureView, bytes: Buffer, nowMs: number): StoredRow | undefined {
+  #classify(view: FeatureView, bytes: Buffer, nowMs: number): RowState {
     const fingerprint = RowLayout.fingerprintOf(bytes);
-    if (fingerprint === undefined) return undefined;
+    if (fingerprint === undefined) return 'unknown_layout';
     const layout = fingerprint === view.layout.fingerprint ? view.layout : this.#layouts.get(fingerprint);
-    if (layout === undefined) return undefined;
+    if (layout === undefined) return 'unknown_layout';
     const eventTimestampMs = RowLayout.timestampOf(bytes);
-    if (view.ttlSeconds !== undefined && nowMs - eventTimestampMs > view.ttlSeconds * 1000) return undefined;
+    if (view.ttlSeconds !== undefined && nowMs - eventTimestampMs > view.ttlSeconds * 1000) return 'expired';
     return { bytes, layout, eventTimestampMs };
   }
 

@@ -13,6 +13,9 @@ import { installErrorHandling } from './error-handler.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
+import { registerFeatureDeleteRoute } from './routes/features-delete.js';
+import { registerFeatureGetRoute } from './routes/features-get.js';
+import { registerFeatureUploadRoute } from './routes/features-upload.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
@@ -85,6 +88,9 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   registerEntityUploadRoute(server, services);
   registerEntityGetRoute(server, services);
   registerEntityDeleteRoutes(server, services);
+  registerFeatureUploadRoute(server, services);
+  registerFeatureGetRoute(server, services);
+  registerFeatureDeleteRoute(server, services);
   registerPipelineRoutes(server, services);
   await options.extraRoutes?.(server, services);
 

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import Type, { type Static } from 'typebox';
+import { ValidationError } from '../../errors/index.js';
+import { rowIdsOf } from '../../features/feature-rows.js';
+import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { featureViewNameSchema, featureViewOf, RowIdSchema } from '../schemas/features.js';
+import type { Services } from '../services.js';
+
+/** `POST /api/v1/features/delete`: delete rows of one feature view. */
+export function registerFeatureDeleteRoute(
+  server: FastifyInstance,
+  { app, config, features }: Services,
+): void {
+  const body = Type.Object(
+    {
+      feature_view: featureViewNameSchema(app),
+      entity_ids: Type.Array(RowIdSchema, { maxItems: config.MAX_BATCH }),
+    },
+    { title: 'FeatureDeleteRequest' },
+  );
+  const response = Type.Object(
+    {
+      feature_view: Type.String(),
+      deleted_count: Type.Integer({ description: 'Rows that existed and are deleted' }),
+    },
+    { title: 'FeatureDeleteResponse' },
+  );
+  server.post<{ Body: Static<typeof body> }>(
+    '/api/v1/features/delete',
+    {
+      schema: {
+        operationId: 'features_delete',
+        summary: 'Delete feature rows of one view',
+        description: 'Atomic. Other views of the same entities are untouched.',
+        tags: ['features'],
+        body,
+        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+      },
+    },
+    async (request) => {
+      const view = featureViewOf(app, request.body.feature_view);
+      const keys = request.body.entity_ids.map((value, i) => {
+        const ids = rowIdsOf(view, value);
+        if (!Array.isArray(ids)) throw ValidationError.at(['body', 'entity_ids', i], ids.problem, ids.type);
+        return ids;
+      });
+      return { feature_view: view.name, deleted_count: await features.delete(view, keys) };
+    },
+  );
+}
