@@ -53,6 +53,9 @@ export function fillLevel(
   seen: Set<string>,
 ): Discovered[] {
   const next = new Map<string, Discovered>();
+  // References to entities already hydrated, resolved once the whole level is registered: the
+  // referenced entity may come later in this same level (e.g. a request field of that type).
+  const shared: Array<[entity: Record<string, unknown>, field: string, key: string]> = [];
   level.forEach((entry, i) => {
     const values = stored[i];
     for (const entity of entry.objects) {
@@ -76,9 +79,8 @@ export function fillLevel(
           entity[reference.as] = target;
         }
         if (seen.has(key)) {
-          // Already hydrated at an earlier level (or a cycle): share its object.
-          const known = context.entities.get(key);
-          if (known && known !== target) entity[reference.as] = known;
+          // Hydrated at an earlier level or in this one (or a cycle): share its object.
+          shared.push([entity, reference.as, key]);
           continue;
         }
         const existing = next.get(key);
@@ -87,6 +89,10 @@ export function fillLevel(
       }
     }
   });
+  for (const [entity, field, key] of shared) {
+    const known = context.entities.get(key);
+    if (known) entity[field] = known;
+  }
   for (const key of next.keys()) seen.add(key);
   return [...next.values()];
 }
