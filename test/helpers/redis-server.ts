@@ -32,14 +32,16 @@ export interface TestRedis {
 }
 
 /**
- * Starts a real `redis-server` on a free port with a temporary data directory. Tests never touch
- * a Redis on 6379. Call `stop()` in `after()`.
+ * Starts a real `redis-server` on a free port (or on `port`, e.g. one a server already points at)
+ * with a temporary data directory. Tests never touch a Redis on 6379. Call `stop()` in `after()`.
  */
-export async function startTestRedis(options: { persistent?: boolean } = {}): Promise<TestRedis> {
+export async function startTestRedis(
+  options: { persistent?: boolean; port?: number } = {},
+): Promise<TestRedis> {
   const binary = findRedisServer();
   if (!binary)
     throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
   let child: ChildProcess | undefined;
   const start = async () => {
