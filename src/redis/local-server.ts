@@ -4,7 +4,14 @@ import { createConnection } from 'node:net';
 import { delimiter, join } from 'node:path';
 
 /** Where `redis-server` is looked for after PATH: Debian, Homebrew (Intel and Apple), MacPorts, snap. */
-const COMMON_LOCATIONS = ['/usr/bin', '/usr/local/bin', '/usr/sbin', '/opt/homebrew/bin', '/opt/local/bin', '/snap/bin'];
+const COMMON_LOCATIONS = [
+  '/usr/bin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/opt/homebrew/bin',
+  '/opt/local/bin',
+  '/snap/bin',
+];
 
 function isExecutable(path: string): boolean {
   try {
