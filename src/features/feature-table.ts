@@ -98,8 +98,9 @@ export class FeatureTable {
         );
       }
     });
+    // A look-up only computes the key: registering it would make a later read by one entity see two rows.
     if (arity === 1 || identifiers.length === arity)
-      return this.#key(
+      return keyOf(
         group,
         identifiers.map((i) => i.id),
       );
@@ -120,15 +121,21 @@ export class FeatureTable {
     return group;
   }
 
+  /** The key of a row being added; a pair's key is also indexed by its first id. */
   #key(group: Group, ids: readonly string[]): string {
-    if (group.entityTypes.length < 2) return ids[0] ?? '';
-    const key = ids.join(PAIR_SEPARATOR);
+    const key = keyOf(group, ids);
+    if (group.entityTypes.length < 2) return key;
     const first = ids[0] ?? '';
     const list = group.byFirst.get(first);
     if (list === undefined) group.byFirst.set(first, [key]);
     else if (!list.includes(key)) list.push(key);
     return key;
   }
+}
+
+/** The table key of `ids` in `group`: the id, or the pair's ids joined. */
+function keyOf(group: Group, ids: readonly string[]): string {
+  return group.entityTypes.length < 2 ? (ids[0] ?? '') : ids.join(PAIR_SEPARATOR);
 }
 
 /** Splits `group:feature` at its first colon. */
