@@ -61,7 +61,7 @@ function pascal(name: string): string {
  * const Brand = defineEntity({ name: 'brand', fields: { name: Type.String() } });
  * ```
  */
-export function defineEntity<Fields extends TProperties = TProperties>(
+export function defineEntity<Fields extends TProperties = {}>(
   options: EntityTypeOptions<Fields>,
 ): EntityType<Fields> {
   if (!ENTITY_TYPE_PATTERN.test(options.name)) {
