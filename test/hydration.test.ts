@@ -1,0 +1,377 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import {
+  defineApp,
+  defineEntity,
+  defineModel,
+  defineRankingPipeline,
+  ProductEntity,
+  Type,
+  UserEntity,
+} from '../src/index.js';
+import { nullable, RedisMonitor, RedisStats, rawClient, uploadEntities } from './helpers/ranking-app.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { postJson, testServer } from './helpers/server.js';
+
+// product → brand → maker: references two levels deep.
+const Maker = defineEntity({ name: 'maker', fields: { country: nullable(Type.String()) } });
+const Brand = defineEntity({
+  name: 'brand',
+  fields: { name: nullable(Type.String()), maker_id: nullable(Type.String()) },
+  references: { maker_id: { entity: Maker, as: 'maker' } },
+});
+const Product = ProductEntity.extend({
+  fields: {
+    title: nullable(Type.String()),
+    price: nullable(Type.Number()),
+    number_in_stock: nullable(Type.Integer()),
+    on_sale: Type.Boolean({ default: false }),
+    categories: Type.Array(Type.String(), { default: [] }),
+    brand_id: nullable(Type.String()),
+  },
+  references: { brand_id: { entity: Brand, as: 'brand' } },
+});
+const User = UserEntity.extend({ fields: { segment: nullable(Type.String()) } });
+
+type Seen = {
+  candidates: Array<Record<string, unknown>>;
+  query: Record<string, unknown> | undefined;
+  user: Record<string, unknown> | undefined;
+  featured_brand: Record<string, unknown> | undefined;
+};
+/** What the model saw, by request_id (a deep copy taken when it ran). */
+const seen = new Map<string, Seen>();
+/** Lets a test change the entities the model got, to check nothing leaks to the next request. */
+let mutate: ((candidates: Array<Record<string, unknown>>) => void) | undefined;
+
+const ProbeModel = defineModel({
+  name: 'ProbeModel',
+  entity: Product,
+  score(products, request) {
+    seen.set(
+      request.request_id as string,
+      structuredClone({
+        candidates: products as Array<Record<string, unknown>>,
+        query: request.query as Record<string, unknown> | undefined,
+        user: request.user as Record<string, unknown> | undefined,
+        featured_brand: request.featured_brand as Record<string, unknown> | undefined,
+      }),
+    );
+    mutate?.(products as Array<Record<string, unknown>>);
+    return products.map(() => 1);
+  },
+});
+
+const app = defineApp({
+  name: 'hydration-test',
+  entities: [Product, Brand, Maker, User],
+  pipelines: [
+    defineRankingPipeline({
+      name: 'MyRankingPipeline',
+      candidate: Product,
+      entities: { user: User, featured_brand: Brand },
+      model: ProbeModel,
+    }),
+  ],
+});
+
+let redis: TestRedis;
+let server: FastifyInstance;
+let raw: Awaited<ReturnType<typeof rawClient>>;
+let stats: RedisStats;
+let monitor: RedisMonitor;
+
+before(async () => {
+  redis = await startTestRedis();
+  server = await testServer(redis, { app });
+  raw = await rawClient(redis);
+  stats = new RedisStats(raw);
+  monitor = await RedisMonitor.start(redis);
+  await uploadEntities(server, 'maker', [
+    { maker_id: 'm1', country: 'SE' },
+    { maker_id: 'm2', country: 'JP' },
+  ]);
+  await uploadEntities(server, 'brand', [
+    { brand_id: 'b1', name: 'Acme', maker_id: 'm1' },
+    { brand_id: 'b2', name: 'Zed', maker_id: 'm1' },
+    { brand_id: 'b3', name: 'Nomad', maker_id: 'm404' },
+  ]);
+  await uploadEntities(server, 'product', [
+    { product_id: 'p1', title: 'Candle', price: 12.5, number_in_stock: 4, brand_id: 'b1' },
+    { product_id: 'p2', title: 'Lamp', price: 40, brand_id: 'b1' },
+    { product_id: 'p3', title: 'Mug', price: 8, brand_id: 'b2' },
+    { product_id: 'p4', title: 'Orphan', brand_id: 'b404' },
+    { product_id: 'p5', title: 'Lost maker', brand_id: 'b3' },
+    {
+      product_id: 'p6',
+      title: 'Stored',
+      price: 12.5,
+      number_in_stock: 4,
+      on_sale: true,
+      categories: ['home', 'light'],
+    },
+    { product_id: 'p7', color: 'red', weight_kg: 0.4, dimensions: { w: 10, h: 20 } },
+    { product_id: 'p8' },
+  ]);
+  await uploadEntities(server, 'query', [{ query: 'candle', intent: 'home', language: 'en' }]);
+  await uploadEntities(server, 'user', [{ user_id: 'u1', segment: 'vip', country: 'SE' }]);
+});
+
+after(async () => {
+  await monitor?.stop();
+  await server?.close();
+  await raw?.close();
+  await redis?.stop();
+});
+
+beforeEach(() => {
+  mutate = undefined;
+  monitor.clear();
+});
+
+let requests = 0;
+/** Ranks and returns what the model saw. */
+async function hydrated(body: Record<string, unknown>): Promise<Seen> {
+  const request_id = `h${++requests}`;
+  const res = await postJson(server, '/api/v1/ranking', { request_id, user_page_size: 100, ...body });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  const saw = seen.get(request_id);
+  assert.ok(saw, 'the model ran');
+  return saw;
+}
+
+const key = (type: string, id: string) => `default:1:${type}:${id}`;
+/** The value at `path` inside an entity the model saw (undefined where a step is missing). */
+const dig = (value: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((node, field) => (node as Record<string, unknown> | undefined)?.[field], value);
+const ids = (...list: string[]) => list.map((product_id) => ({ product_id }));
+
+describe('nested references', () => {
+  test('product → brand → maker is hydrated to depth 2, with one MGET per level', async () => {
+    await stats.reset();
+    monitor.clear();
+    const saw = await hydrated({ candidates: ids('p1', 'p3') });
+    assert.equal(await stats.calls('mget'), 3, 'one MGET for products, one for brands, one for makers');
+    assert.deepEqual(await monitor.mgets(), [
+      [key('product', 'p1'), key('product', 'p3')],
+      [key('brand', 'b1'), key('brand', 'b2')],
+      [key('maker', 'm1')],
+    ]);
+    const [p1, p3] = saw.candidates;
+    assert.deepEqual(p1, {
+      product_id: 'p1',
+      title: 'Candle',
+      price: 12.5,
+      number_in_stock: 4,
+      on_sale: false,
+      categories: [],
+      brand_id: 'b1',
+      brand: {
+        brand_id: 'b1',
+        name: 'Acme',
+        maker_id: 'm1',
+        maker: { maker_id: 'm1', country: 'SE' },
+      },
+    });
+    assert.equal(dig(p3, 'brand', 'name'), 'Zed');
+    assert.deepEqual(dig(p3, 'brand', 'maker'), { maker_id: 'm1', country: 'SE' });
+  });
+
+  test('duplicates are fetched once: the same product twice, two products of the same brand', async () => {
+    await stats.reset();
+    const saw = await hydrated({ candidates: ids('p1', 'p2', 'p1', 'p3', 'p2') });
+    assert.equal(await stats.calls('mget'), 3);
+    // p1, p2, p3; then b1, b2; then m1: each key read once.
+    assert.deepEqual(await stats.keyspace(), { hits: 6, misses: 0 });
+    assert.deepEqual(await monitor.mgets(), [
+      [key('product', 'p1'), key('product', 'p2'), key('product', 'p3')],
+      [key('brand', 'b1'), key('brand', 'b2')],
+      [key('maker', 'm1')],
+    ]);
+    // Every occurrence is hydrated, the repeated ones too.
+    assert.deepEqual(
+      saw.candidates.map((c) => [c.product_id, c.title, (c.brand as { name: string }).name]),
+      [
+        ['p1', 'Candle', 'Acme'],
+        ['p2', 'Lamp', 'Acme'],
+        ['p1', 'Candle', 'Acme'],
+        ['p3', 'Mug', 'Zed'],
+        ['p2', 'Lamp', 'Acme'],
+      ],
+    );
+    for (const c of saw.candidates)
+      assert.equal((c.brand as { maker: { country: string } }).maker.country, 'SE');
+  });
+
+  test('an entity of the request that another references at the same level is hydrated for both', async () => {
+    // The featured brand b2 is on the first level; p3 (also first level) references it.
+    await stats.reset();
+    const saw = await hydrated({ candidates: ids('p3'), featured_brand: { brand_id: 'b2' } });
+    assert.equal(saw.featured_brand?.name, 'Zed');
+    assert.deepEqual(saw.featured_brand?.maker, { maker_id: 'm1', country: 'SE' });
+    const brand = saw.candidates[0]?.brand as Record<string, unknown>;
+    assert.equal(brand.name, 'Zed');
+    assert.deepEqual(brand.maker, { maker_id: 'm1', country: 'SE' });
+    assert.deepEqual(await stats.keyspace(), { hits: 3, misses: 0 }, 'b2 is read once');
+  });
+
+  test('a reference the caller sends as an object is hydrated, its sent values winning', async () => {
+    const saw = await hydrated({
+      candidates: [{ product_id: 'p1', brand: { brand_id: 'b1', name: 'Mine' } }],
+    });
+    assert.deepEqual(saw.candidates[0]?.brand, {
+      brand_id: 'b1',
+      name: 'Mine',
+      maker_id: 'm1',
+      maker: { maker_id: 'm1', country: 'SE' },
+    });
+  });
+
+  test('a sent reference id wins over the stored one', async () => {
+    const saw = await hydrated({ candidates: [{ product_id: 'p1', brand_id: 'b2' }] });
+    assert.equal(dig(saw.candidates[0], 'brand', 'name'), 'Zed');
+  });
+});
+
+describe('missing entities', () => {
+  test('a candidate missing from the index keeps what the caller sent, plus declared defaults', async () => {
+    await stats.reset();
+    const saw = await hydrated({
+      candidates: [{ product_id: 'nope', title: 'sent', price: 3, colour: 'blue' }],
+    });
+    assert.deepEqual(saw.candidates[0], {
+      product_id: 'nope',
+      title: 'sent',
+      price: 3,
+      colour: 'blue',
+      number_in_stock: null,
+      on_sale: false,
+      categories: [],
+      brand_id: null,
+    });
+    assert.deepEqual(await stats.keyspace(), { hits: 0, misses: 1 });
+    assert.equal(await stats.calls('mget'), 1);
+  });
+
+  test('a missing referenced brand or maker leaves the reference with its id (and defaults) only', async () => {
+    const saw = await hydrated({ candidates: ids('p4', 'p5') });
+    const [p4, p5] = saw.candidates;
+    // Only the id, and the declared defaults of the referenced type.
+    assert.deepEqual(p4?.brand, { brand_id: 'b404', name: null, maker_id: null });
+    assert.equal(p4?.title, 'Orphan');
+    assert.equal(dig(p5, 'brand', 'name'), 'Nomad');
+    assert.deepEqual(dig(p5, 'brand', 'maker'), { maker_id: 'm404', country: null });
+  });
+});
+
+describe('sent values and stored values', () => {
+  test('a sent value wins over the stored one, falsy ones included: 0, "", false, []', async () => {
+    const saw = await hydrated({
+      candidates: [{ product_id: 'p6', title: '', price: 0, on_sale: false, categories: [] }],
+    });
+    assert.deepEqual(saw.candidates[0], {
+      product_id: 'p6',
+      title: '',
+      price: 0,
+      on_sale: false,
+      categories: [],
+      number_in_stock: 4,
+      brand_id: null,
+    });
+  });
+
+  test('a sent null means "not supplied": it is filled from the index', async () => {
+    const saw = await hydrated({
+      candidates: [{ product_id: 'p6', title: null, price: null, number_in_stock: null }],
+    });
+    assert.equal(saw.candidates[0]?.title, 'Stored');
+    assert.equal(saw.candidates[0]?.price, 12.5);
+    assert.equal(saw.candidates[0]?.number_in_stock, 4);
+    assert.deepEqual(saw.candidates[0]?.categories, ['home', 'light']);
+    assert.equal(saw.candidates[0]?.on_sale, true);
+  });
+
+  test('stored attributes the schema does not declare are readable by the model; a sent one wins', async () => {
+    const saw = await hydrated({ candidates: [{ product_id: 'p7' }, { product_id: 'p7', color: 'blue' }] });
+    assert.equal(saw.candidates[0]?.color, 'red');
+    assert.equal(saw.candidates[0]?.weight_kg, 0.4);
+    assert.deepEqual(saw.candidates[0]?.dimensions, { w: 10, h: 20 });
+    assert.equal(saw.candidates[1]?.color, 'blue');
+    assert.equal(saw.candidates[1]?.weight_kg, 0.4);
+  });
+
+  test('declared defaults fill fields neither sent nor stored, each entity with its own copy', async () => {
+    mutate = (candidates) => (dig(candidates[0], 'categories') as string[]).push('changed by the model');
+    const saw = await hydrated({ candidates: ids('p8', 'nope') });
+    for (const c of saw.candidates) {
+      assert.deepEqual(c.categories, []);
+      assert.equal(c.on_sale, false);
+      assert.equal(c.title, null);
+      assert.equal(c.price, null);
+    }
+    // The first request's model pushed into its default list: the next request still gets [].
+    mutate = undefined;
+    const next = await hydrated({ candidates: ids('p8') });
+    assert.deepEqual(next.candidates[0]?.categories, []);
+  });
+});
+
+describe('query and user', () => {
+  test('the query entity and the optional user entity are hydrated in the same first MGET', async () => {
+    await stats.reset();
+    monitor.clear();
+    const saw = await hydrated({
+      query: { query: 'candle' },
+      user: { user_id: 'u1' },
+      candidates: ids('p6'),
+    });
+    assert.deepEqual(saw.query, { query: 'candle', intent: 'home', language: 'en' });
+    assert.deepEqual(saw.user, { user_id: 'u1', segment: 'vip', country: 'SE' });
+    assert.equal(await stats.calls('mget'), 1);
+    const [first] = await monitor.mgets();
+    assert.deepEqual(
+      [...(first ?? [])].sort(),
+      [key('product', 'p6'), key('query', 'candle'), key('user', 'u1')].sort(),
+    );
+  });
+
+  test('a query or user not in the index keeps what was sent', async () => {
+    const saw = await hydrated({
+      query: { query: 'unknown words', intent: 'sent' },
+      user: { user_id: 'u404', segment: null },
+      candidates: ids('p6'),
+    });
+    assert.deepEqual(saw.query, { query: 'unknown words', intent: 'sent' });
+    assert.deepEqual(saw.user, { user_id: 'u404', segment: null });
+  });
+});
+
+describe('no cache', () => {
+  test('a change in the index between two requests is seen by the second, at every level', async () => {
+    await uploadEntities(server, 'product', [{ product_id: 'c1', title: 'v1', brand_id: 'cb' }]);
+    await uploadEntities(server, 'brand', [{ brand_id: 'cb', name: 'Brand v1', maker_id: 'm1' }]);
+    const first = await hydrated({ candidates: ids('c1') });
+    assert.equal(first.candidates[0]?.title, 'v1');
+    assert.equal(dig(first.candidates[0], 'brand', 'name'), 'Brand v1');
+
+    await uploadEntities(server, 'product', [{ product_id: 'c1', title: 'v2', brand_id: 'cb' }]);
+    await uploadEntities(server, 'brand', [{ brand_id: 'cb', name: 'Brand v2', maker_id: 'm2' }]);
+    const second = await hydrated({ candidates: ids('c1') });
+    assert.equal(second.candidates[0]?.title, 'v2');
+    assert.equal(dig(second.candidates[0], 'brand', 'name'), 'Brand v2');
+    assert.deepEqual(dig(second.candidates[0], 'brand', 'maker'), {
+      maker_id: 'm2',
+      country: 'JP',
+    });
+
+    const deleted = await postJson(server, '/api/v1/entities/delete', {
+      entity_type: 'product',
+      entity_ids: ['c1'],
+    });
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    const third = await hydrated({ candidates: ids('c1') });
+    assert.equal(third.candidates[0]?.title, null);
+    assert.equal(third.candidates[0]?.brand, undefined);
+  });
+});
