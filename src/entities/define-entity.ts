@@ -61,6 +61,7 @@ function pascal(name: string): string {
  * const Brand = defineEntity({ name: 'brand', fields: { name: Type.String() } });
  * ```
  */
+// biome-ignore lint/complexity/noBannedTypes: `{}` is exactly "no declared fields", so extend() keeps the child's field types
 export function defineEntity<Fields extends TProperties = {}>(
   options: EntityTypeOptions<Fields>,
 ): EntityType<Fields> {

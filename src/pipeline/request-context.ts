@@ -32,6 +32,8 @@ export class RequestContext {
   constructor(pipeline: string, request: RankdRequest) {
     this.pipeline = pipeline;
     this.request = request;
+    // The request itself names per-request features: getFeature(request, 'group:feature').
+    this.#identities.set(request, { type: 'request', id: String(request.request_id ?? '') });
   }
 
   /** Records that `entity` (an object of this request) is `identifier`. */
