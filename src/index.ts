@@ -28,6 +28,7 @@ export {
 } from './features/define-realtime-features.js';
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { FeatureLookupError } from './features/feature-table.js';
+export { cosine, dot, embeddingSimilarity } from './features/similarity.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
 export {
