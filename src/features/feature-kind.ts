@@ -52,6 +52,17 @@ export const Feature = {
     spec('vector', { ...(dimension === undefined ? {} : { dimension }), ...(options ?? {}) }),
 } as const;
 
+/**
+ * The feature `name` of a declaration, or undefined. Only own keys count: `toString` or
+ * `constructor`, which every object inherits, must not pass for declared features.
+ */
+export function featureSpecOf(
+  features: Readonly<Record<string, FeatureSpec>>,
+  name: string,
+): FeatureSpec | undefined {
+  return Object.hasOwn(features, name) ? features[name] : undefined;
+}
+
 /** Why `value` is not a valid value of `feature`, or undefined when it is. Null is always valid (missing). */
 export function featureValueProblem(feature: FeatureSpec, value: unknown): string | undefined {
   if (value === null) return undefined;

@@ -1,7 +1,7 @@
 import { type ErrorLocation, type FieldProblem, ValidationError } from '../errors/index.js';
 import { entityIdOf } from '../index/entity-index.js';
 import type { FeatureView } from './define-feature-view.js';
-import { featureValueProblem } from './feature-kind.js';
+import { featureSpecOf, featureValueProblem } from './feature-kind.js';
 
 /** A feature row ready to write: its entity ids, values and event time. */
 export interface FeatureRow {
@@ -73,7 +73,7 @@ export function prepareFeatureRows(
     }
     for (const [name, value] of Object.entries(row)) {
       if (RESERVED.has(name)) continue;
-      const spec = view.features[name];
+      const spec = featureSpecOf(view.features, name);
       if (spec === undefined) {
         problems.push({
           loc: [...location, i, name],

@@ -1,5 +1,5 @@
 import type { Identifier } from '../entities/identifier.js';
-import type { FeatureSpec, FeatureValue } from './feature-kind.js';
+import { type FeatureSpec, type FeatureValue, featureSpecOf } from './feature-kind.js';
 import type { StoredRow } from './feature-store.js';
 
 /** Separates the ids of a pair in table keys; ids cannot be told apart by it otherwise. */
@@ -57,7 +57,8 @@ export class FeatureTable {
   /** Whether `name` (`group:feature`) names a declared feature of this request. */
   has(name: string): boolean {
     const [groupName, feature] = splitName(name);
-    return this.#groups.get(groupName)?.specs[feature] !== undefined;
+    const group = this.#groups.get(groupName);
+    return group !== undefined && featureSpecOf(group.specs, feature) !== undefined;
   }
 
   /**
@@ -72,7 +73,7 @@ export class FeatureTable {
         `Feature ${JSON.stringify(name)} was not requested in this request: declare it in the \`features\` (or \`requires\`) of the component that reads it`,
       );
     }
-    const spec = group.specs[feature];
+    const spec = featureSpecOf(group.specs, feature);
     if (spec === undefined) {
       throw new FeatureLookupError(
         `${groupName} has no feature ${JSON.stringify(feature)}; it has ${Object.keys(group.specs).join(', ')}`,

@@ -1,5 +1,6 @@
 import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
+import { featureSpecOf } from '../features/feature-kind.js';
 import { splitName } from '../features/feature-table.js';
 import type { Component } from './component.js';
 
@@ -51,7 +52,7 @@ export function planFeatures(
           `(views: ${[...viewsByName.keys()].join(', ') || 'none'}; real-time: ${[...realtimeByName.keys()].join(', ') || 'none'})`,
       );
     }
-    if (specs[feature] === undefined) {
+    if (featureSpecOf(specs, feature) === undefined) {
       throw new TypeError(
         `${pipeline}: ${owner} needs ${name}, but ${groupName} has no feature ${feature} (it has ${Object.keys(specs).join(', ')})`,
       );

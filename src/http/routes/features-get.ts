@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { ValidationError } from '../../errors/index.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
+import { featureSpecOf } from '../../features/feature-kind.js';
 import { rowIdsOf } from '../../features/feature-rows.js';
 import { splitName } from '../../features/feature-table.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
@@ -79,7 +80,7 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
             throw ValidationError.at(['body', 'features', i], (error as Error).message, 'feature_name');
           }
           const view = featureViewOf(app, group, ['body', 'features', i]);
-          if (view.features[feature] === undefined) {
+          if (featureSpecOf(view.features, feature) === undefined) {
             throw ValidationError.at(
               ['body', 'features', i],
               `${group} has no feature ${JSON.stringify(feature)}`,
