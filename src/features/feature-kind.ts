@@ -82,6 +82,8 @@ export function featureValueProblem(feature: FeatureSpec, value: unknown): strin
       for (let i = 0; i < list.length; i++) {
         const item = list[i];
         if (typeof item !== 'number' || !Number.isFinite(item)) return `item ${i} must be a finite number`;
+        // Vectors are stored as 32-bit floats: a larger number would be stored as Infinity.
+        if (!Number.isFinite(Math.fround(item))) return `item ${i} is too large for a 32-bit float`;
       }
       if (feature.dimension !== undefined && list.length !== feature.dimension) {
         return `must have ${feature.dimension} items, not ${list.length}`;
