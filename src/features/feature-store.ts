@@ -110,7 +110,8 @@ export class FeatureStore {
     const fingerprint = RowLayout.fingerprintOf(bytes);
     if (fingerprint === undefined) return 'unknown_layout';
     const layout = fingerprint === view.layout.fingerprint ? view.layout : this.#layouts.get(fingerprint);
-    if (layout === undefined) return 'unknown_layout';
+    // A damaged or cut row is unreadable too: reading it would run past its end (a 500).
+    if (layout === undefined || !layout.fits(bytes)) return 'unknown_layout';
     const eventTimestampMs = RowLayout.timestampOf(bytes);
     if (view.ttlSeconds !== undefined && nowMs - eventTimestampMs > view.ttlSeconds * 1000) return 'expired';
     return { bytes, layout, eventTimestampMs };

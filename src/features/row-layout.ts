@@ -20,6 +20,8 @@ export class RowLayout {
   readonly #variable = new Map<string, number>();
   readonly #kinds = new Map<string, FeatureKind>();
   readonly #fixedCount: number;
+  /** The kinds of the variable-size features, in stored order. */
+  readonly #variableKinds: FeatureKind[] = [];
 
   constructor(features: ReadonlyArray<readonly [string, FeatureKind]>) {
     this.features = features;
@@ -27,8 +29,10 @@ export class RowLayout {
     let variable = 0;
     for (const [name, kind] of features) {
       this.#kinds.set(name, kind);
-      if (kind === 'string' || kind === 'vector') this.#variable.set(name, variable++);
-      else this.#fixed.set(name, fixed++);
+      if (kind === 'string' || kind === 'vector') {
+        this.#variable.set(name, variable++);
+        this.#variableKinds.push(kind);
+      } else this.#fixed.set(name, fixed++);
     }
     this.#fixedCount = fixed;
     this.fingerprint = fnv1a(features.map(([n, k]) => `${n}:${k}`).join(','));
@@ -90,6 +94,23 @@ export class RowLayout {
       }
     }
     return row;
+  }
+
+  /**
+   * Whether `row` (whose header names this layout) has exactly the shape of one of its rows.
+   * A cut or damaged row has not, and {@link read} would run past its end.
+   */
+  fits(row: Buffer): boolean {
+    let offset = RowLayout.HEADER_BYTES + 8 * this.#fixedCount;
+    for (const kind of this.#variableKinds) {
+      if (offset + 4 > row.length) return false;
+      const length = row.readUInt32LE(offset);
+      offset += 4;
+      if (length === RowLayout.MISSING_LENGTH) continue;
+      if (kind === 'vector' && length % 4 !== 0) return false;
+      offset += length;
+    }
+    return offset === row.length;
   }
 
   /** Reads one feature from a row of this layout; null when missing or not in the layout. */
