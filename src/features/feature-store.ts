@@ -29,7 +29,6 @@ export class FeatureStore {
   readonly #keys: RedisKeys;
   /** Layouts of earlier declarations, by fingerprint, so rows written before a change stay readable. */
   readonly #layouts = new Map<number, RowLayout>();
-  readonly #registered = new Set<string>();
 
   constructor(redis: RedisConnection, keys: RedisKeys) {
     this.#redis = redis;
@@ -121,15 +120,17 @@ export class FeatureStore {
     return this.#layouts.has(fingerprint) || requests.some((r) => r.view.layout.fingerprint === fingerprint);
   }
 
+  /**
+   * Records the view's layout in Redis before every write, not once per process: Redis may have
+   * lost the record since (a restart without persistence, a flush), and rows written without it
+   * would become unreadable once the declaration changes.
+   */
   async #registerLayout(view: FeatureView): Promise<void> {
-    const id = `${view.name}:${view.layout.fingerprint}`;
-    if (this.#registered.has(id)) return;
     await this.#redis.setFieldIfAbsent(
       this.#keys.featureLayouts(),
       String(view.layout.fingerprint),
       JSON.stringify(view.layout.features),
     );
-    this.#registered.add(id);
     this.#layouts.set(view.layout.fingerprint, view.layout);
   }
 
