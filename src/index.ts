@@ -12,6 +12,22 @@ export {
   type PlannedPipeline,
   type RankdApp,
 } from './app/define-app.js';
+export {
+  type BoostOptions,
+  boost,
+  type DedupeOptions,
+  type DiversityOptions,
+  dedupe,
+  diversity,
+  type FilterOptions,
+  filter,
+  type KeyBy,
+  type PinOptions,
+  type PinPositions,
+  pin,
+  type StepKey,
+  type StepOptions,
+} from './business-logic/index.js';
 export { type Config, loadConfig } from './config/index.js';
 export * from './entities/index.js';
 export * from './errors/index.js';

@@ -1,0 +1,56 @@
+import type { EntityType } from '../entities/define-entity.js';
+import { type BusinessLogicStep, defineBusinessLogic } from '../pipeline/business-logic.js';
+import { type KeyBy, keyReader, type StepKey } from './keys.js';
+import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
+
+/** How {@link boost} is configured. */
+export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {
+  /** What the keys of `values` are matched against: `'id'`, an attribute, or a function of the entity. */
+  by: KeyBy<E>;
+  /** The boost per key. Keys are compared as strings. */
+  values: Readonly<Record<string, number>> | ReadonlyMap<StepKey, number>;
+  /** `add`: score + value; `multiply`: score × value. @defaultValue `'add'` */
+  mode?: 'add' | 'multiply';
+}
+
+/**
+ * Adds to (or multiplies) the score of the candidates whose key is in `values`. A candidate with
+ * several keys (an array attribute such as `categories`) is boosted once, by the largest value
+ * among its matching keys. Returns the candidates re-sorted (stable) by their new scores.
+ *
+ * @example
+ * ```ts
+ * boost({ by: 'brand', values: { acme: 5, globex: 2 } })
+ * boost({ by: 'categories', values: { sale: 1.5 }, mode: 'multiply' })
+ * ```
+ */
+export function boost<E extends EntityType = EntityType>(options: BoostOptions<E>): BusinessLogicStep<E> {
+  const mode = options.mode ?? 'add';
+  if (mode !== 'add' && mode !== 'multiply')
+    throw new TypeError(`boost: mode must be 'add' or 'multiply', got ${JSON.stringify(mode)}`);
+  const values = new Map<string, number>();
+  const entries = options.values instanceof Map ? options.values.entries() : Object.entries(options.values);
+  for (const [key, value] of entries) {
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new TypeError(
+        `boost: the value for ${JSON.stringify(key)} must be a finite number, got ${value}`,
+      );
+    values.set(String(key), value);
+  }
+  const keysOf = keyReader(options.by);
+  return defineBusinessLogic<E>({
+    ...componentOf(options, 'boost'),
+    apply(candidates) {
+      const boosted = candidates.map((candidate) => {
+        let best: number | undefined;
+        for (const key of keysOf(candidate)) {
+          const value = values.get(key);
+          if (value !== undefined && (best === undefined || value > best)) best = value;
+        }
+        if (best === undefined) return candidate;
+        return { ...candidate, score: mode === 'add' ? candidate.score + best : candidate.score * best };
+      });
+      return sortedByScore(boosted);
+    },
+  });
+}

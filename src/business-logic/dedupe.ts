@@ -1,0 +1,39 @@
+import type { EntityType } from '../entities/define-entity.js';
+import { type BusinessLogicStep, defineBusinessLogic } from '../pipeline/business-logic.js';
+import { type KeyBy, keyReader } from './keys.js';
+import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
+
+/** How {@link dedupe} is configured. */
+export interface DedupeOptions<E extends EntityType = EntityType> extends StepOptions<E> {
+  /** What makes two candidates duplicates: `'id'`, an attribute, or a function of the entity. */
+  by: KeyBy<E>;
+}
+
+/**
+ * Keeps the highest-scored candidate per key and drops the others (on equal scores, the one
+ * ranked first). A candidate without a key is never a duplicate. With several keys (an array
+ * attribute), a candidate is dropped when any of its keys belongs to a candidate already kept.
+ * The kept candidates keep their order and scores.
+ *
+ * @example
+ * ```ts
+ * dedupe({ by: 'title' })          // one product per title
+ * dedupe({ by: (p) => p.group_id }) // one per variant group
+ * ```
+ */
+export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {
+  const keysOf = keyReader(options.by);
+  return defineBusinessLogic<E>({
+    ...componentOf(options, 'dedupe'),
+    apply(candidates) {
+      const seen = new Set<string>();
+      // Sorted again so 'the highest-scored' holds even for a caller that did not sort.
+      return sortedByScore(candidates).filter((candidate) => {
+        const keys = keysOf(candidate);
+        if (keys.some((key) => seen.has(key))) return false;
+        for (const key of keys) seen.add(key);
+        return true;
+      });
+    },
+  });
+}

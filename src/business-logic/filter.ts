@@ -1,0 +1,27 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import { type BusinessLogicStep, defineBusinessLogic } from '../pipeline/business-logic.js';
+import { componentOf, type StepOptions } from './step-options.js';
+
+/** How {@link filter} is configured. */
+export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
+  /** True for the candidates to keep. */
+  keep: (entity: EntityOf<E>, score: number, request: RankdRequest) => boolean;
+}
+
+/**
+ * Drops the candidates for which `keep` is false; the others keep their order and scores. The
+ * page may then hold fewer items than `user_page_size`: pagination runs after business logic.
+ *
+ * @example
+ * ```ts
+ * filter({ name: 'in_stock', keep: (product) => (product.number_in_stock ?? 0) > 0 })
+ * ```
+ */
+export function filter<E extends EntityType = EntityType>(options: FilterOptions<E>): BusinessLogicStep<E> {
+  return defineBusinessLogic<E>({
+    ...componentOf(options, 'filter'),
+    apply: (candidates, request) =>
+      candidates.filter((candidate) => options.keep(candidate.entity, candidate.score, request)),
+  });
+}
