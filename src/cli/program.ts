@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
+import { registerLoadCommands } from './load-command.js';
 import { registerRedisCommand } from './redis-command.js';
 import { registerRunCommand } from './run-command.js';
 
@@ -17,6 +18,7 @@ export function createProgram(
     .showSuggestionAfterError();
   registerRedisCommand(program, log);
   registerRunCommand(program, { log, warn });
+  registerLoadCommands(program, { log, warn });
   return program;
 }
 

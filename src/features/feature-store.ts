@@ -13,6 +13,14 @@ export interface StoredRow {
 /** A row as read, or why there is none. */
 export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout';
 
+/**
+ * When a row of `view` with this event time stops counting (ms since the epoch), or undefined when
+ * the view has no TTL. {@link FeatureStore.write} skips rows already past it; a dry run counts them.
+ */
+export function rowExpiresAtMs(view: FeatureView, eventTimestampMs: number): number | undefined {
+  return view.ttlSeconds === undefined ? undefined : eventTimestampMs + view.ttlSeconds * 1000;
+}
+
 /** A request for the rows of one view: the views' row keys, each a list of entity ids. */
 export interface RowRequest {
   readonly view: FeatureView;
@@ -86,8 +94,7 @@ export class FeatureStore {
     await this.#registerLayout(view);
     const entries: Array<[string, Buffer, number | undefined]> = [];
     for (const row of rows) {
-      const expiresAt =
-        view.ttlSeconds === undefined ? undefined : row.eventTimestampMs + view.ttlSeconds * 1000;
+      const expiresAt = rowExpiresAtMs(view, row.eventTimestampMs);
       if (expiresAt !== undefined && expiresAt <= nowMs) continue;
       entries.push([
         this.#keys.featureRow(view.name, row.ids),

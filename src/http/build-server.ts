@@ -1,12 +1,9 @@
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { defineApp, type RankdApp } from '../app/define-app.js';
-import { type Config, loadConfig, redisUrlOf } from '../config/index.js';
+import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
-import { FeatureStore } from '../features/feature-store.js';
-import { EntityIndex } from '../index/entity-index.js';
-import { RedisConnection } from '../redis/connection.js';
-import { RedisKeys } from '../redis/keys.js';
+import { createStores } from '../redis/stores.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
 import { installErrorHandling } from './error-handler.js';
@@ -59,25 +56,15 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
 
-  const redis = new RedisConnection({
-    url: redisUrlOf(config),
-    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
-    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    onStateChange: (event, detail) =>
-      event === 'ready'
-        ? server.log.info(`Redis connected at ${detail}`)
-        : server.log.warn(
-            `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
-          ),
-  });
-  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
-  const services: Services = {
-    config,
-    app,
-    redis,
-    index: new EntityIndex(redis, keys, config.INDEX_CODEC),
-    features: new FeatureStore(redis, keys),
-  };
+  // The logger only exists once the server does, hence the callback rather than a logger argument.
+  const { redis, index, features } = createStores(config, (event, detail) =>
+    event === 'ready'
+      ? server.log.info(`Redis connected at ${detail}`)
+      : server.log.warn(
+          `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
+        ),
+  );
+  const services: Services = { config, app, redis, index, features };
   server.decorate('rankd', services);
   server.addHook('onClose', async () => redis.close());
 

@@ -18,6 +18,13 @@ const MAX_PROBLEMS = 50;
 /** An entity as stored: a JSON object. */
 export type EntityData = Record<string, unknown>;
 
+/** Entities checked and encoded by {@link EntityIndex.prepare}, ready for {@link EntityIndex.write}. */
+export interface PreparedEntities {
+  /** The ids, as strings, in the order of the entities. */
+  readonly ids: string[];
+  readonly entries: ReadonlyArray<readonly [key: string, value: string | Buffer]>;
+}
+
 /**
  * The entity index: entities stored in Redis by type and id, one key each, written and read in
  * whole batches (one Redis round trip per call).
@@ -47,6 +54,21 @@ export class EntityIndex {
     entityKey?: string,
     location: ReadonlyArray<string | number> = ['body', 'entities'],
   ): Promise<string[]> {
+    const prepared = this.prepare(type, entities, entityKey, location);
+    await this.write(prepared);
+    return prepared.ids;
+  }
+
+  /**
+   * The checking and encoding half of {@link upload}, without writing: throws the same
+   * {@link ValidationError}, so a dry run or a file loader checks exactly what an upload would.
+   */
+  prepare(
+    type: EntityType,
+    entities: readonly EntityData[],
+    entityKey?: string,
+    location: ReadonlyArray<string | number> = ['body', 'entities'],
+  ): PreparedEntities {
     const ids: string[] = [];
     const entries: Array<[string, string | Buffer]> = [];
     const problems: FieldProblem[] = [];
@@ -83,8 +105,12 @@ export class EntityIndex {
         `${problems.length === 1 ? 'One entity is' : 'Some entities are'} invalid; nothing was written`,
       );
     }
-    await this.#redis.mset(entries);
-    return ids;
+    return { ids, entries };
+  }
+
+  /** The writing half of {@link upload}: one atomic MSET of what {@link prepare} returned. */
+  async write(prepared: PreparedEntities): Promise<void> {
+    await this.#redis.mset(prepared.entries);
   }
 
   /**

@@ -1,0 +1,36 @@
+import { type Config, redisUrlOf } from '../config/index.js';
+import { FeatureStore } from '../features/feature-store.js';
+import { EntityIndex } from '../index/entity-index.js';
+import { RedisConnection, type RedisConnectionOptions } from './connection.js';
+import { RedisKeys } from './keys.js';
+
+/** rankd's data in Redis: the connection and the two stores built on it. */
+export interface Stores {
+  readonly redis: RedisConnection;
+  readonly keys: RedisKeys;
+  readonly index: EntityIndex;
+  readonly features: FeatureStore;
+}
+
+/**
+ * Builds the connection (not yet connected) and the stores from the configuration. The server and
+ * the file loaders both come through here, so they address the same keys with the same codec.
+ */
+export function createStores(
+  config: Config,
+  onStateChange?: RedisConnectionOptions['onStateChange'],
+): Stores {
+  const redis = new RedisConnection({
+    url: redisUrlOf(config),
+    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    ...(onStateChange === undefined ? {} : { onStateChange }),
+  });
+  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
+  return {
+    redis,
+    keys,
+    index: new EntityIndex(redis, keys, config.INDEX_CODEC),
+    features: new FeatureStore(redis, keys),
+  };
+}
