@@ -1,0 +1,53 @@
+import { Pool } from 'undici';
+
+/** A non-2xx answer: the benchmark counts these and refuses to report figures measured over them. */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    body: string,
+  ) {
+    super(`HTTP ${status}: ${body.slice(0, 300)}`);
+  }
+}
+
+/**
+ * A keep-alive HTTP client with exactly `connections` sockets, one request in flight on each
+ * (no pipelining), so "concurrency N" means N connections busy at once.
+ *
+ * undici's `Pool.request` rather than `fetch`: fetch is built on the same undici but adds WHATWG
+ * Request/Response/Headers objects and web streams to every call. The load generator shares the
+ * machine's two cores with the server and Redis, so every client cycle it spends is taken from the
+ * server being measured; the leanest client gives the server the fairest share.
+ */
+export class HttpClient {
+  readonly #pool: Pool;
+
+  constructor(origin: string, connections: number) {
+    this.#pool = new Pool(origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      // Large batches can take a while on a loaded 2-core machine; only a real hang should fail.
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+  }
+
+  /** POSTs an already serialised JSON body; throws {@link HttpStatusError} unless 200. */
+  async postJson(path: string, body: string): Promise<string> {
+    const response = await this.#pool.request({
+      method: 'POST',
+      path,
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new HttpStatusError(response.statusCode, text);
+    return text;
+  }
+
+  /** Closes the sockets (before the server stops, so it need not wait for idle keep-alives). */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+}

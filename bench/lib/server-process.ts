@@ -1,0 +1,104 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ServeMessage } from './serve.js';
+
+/** A rankd server running in its own process. */
+export interface ServerProcess {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string;
+  readonly pid: number;
+  /** CPU time (user + system, ms) the server process has used so far. */
+  cpuMs(): Promise<number>;
+  /** Asks it to close and exit normally (so a CPU profile gets written); kills it after 10 s. */
+  stop(): Promise<void>;
+}
+
+/** How to start the server child. */
+export interface ServerProcessOptions {
+  /** Redis the server uses. */
+  redisUrl: string;
+  /** Extra configuration (rankd environment variables), e.g. `{ INDEX_CODEC: 'lz4' }`. */
+  env?: Record<string, string>;
+  /** App module path, when the benchmark needs more than the built-in entity types. */
+  appModule?: string;
+  /** Write a V8 CPU profile of the server (`.cpuprofile`) into this directory when it stops. */
+  cpuProfDir?: string;
+}
+
+const SERVE_ENTRY = fileURLToPath(new URL('./serve.ts', import.meta.url));
+
+/**
+ * Starts `node --import tsx bench/lib/serve.ts` and resolves once it listens. A separate process
+ * is what production looks like: the server's event loop and garbage collector do not share a
+ * thread with the load generator, and a profile of it shows only server work.
+ */
+export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
+  const execArgv = ['--import', 'tsx', ...serverNodeArgs()];
+  if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
+  const child = fork(SERVE_ENTRY, [], {
+    execArgv,
+    env: {
+      ...process.env,
+      REDIS_URL: options.redisUrl,
+      LOG_LEVEL: 'silent',
+      API_KEYS: '',
+      ADMIN_API_KEYS: '',
+      BENCH_APP: options.appModule ?? '',
+      ...options.env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const port = await waitForListening(child);
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    pid: child.pid as number,
+    cpuMs: () =>
+      new Promise((resolve, reject) => {
+        const onMessage = (message: ServeMessage) => {
+          if (message.kind !== 'cpu') return;
+          child.off('message', onMessage);
+          resolve(message.ms);
+        };
+        child.on('message', onMessage);
+        child.send('cpu', (error) => error && reject(error));
+      }),
+    async stop() {
+      process.off('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send('stop');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Extra Node flags for the server child from `BENCH_SERVER_NODE_ARGS` (space-separated), to try
+ * runtime settings such as `--max-semi-space-size=32` without touching code.
+ */
+export function serverNodeArgs(): string[] {
+  return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+}
+
+function waitForListening(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('the server child did not listen within 30 s'));
+    }, 30_000);
+    child.on('message', (message: ServeMessage) => {
+      if (message.kind === 'cpu') return;
+      clearTimeout(timer);
+      if (message.kind === 'listening') resolve(message.port);
+      else reject(new Error(`the server child failed to start: ${message.reason}`));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the server child exited before listening (code ${code}, signal ${signal})`));
+    });
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * `npm run bench -- [name...] [--quick] [--cpu-prof]`: runs the named benchmarks (all of them when
+ * none is named), prints each one's table and writes its figures to
+ * `bench/results/<name>-<timestamp>.json`. Benchmarks are not tests: they exit 0 whatever the
+ * figures, and 1 only when one could not run or measured errors.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { BenchmarkEntry } from './lib/benchmark.js';
+import { fileTimestamp, machineInfo, writeResult } from './lib/results.js';
+
+/** Every benchmark, in run order. Adding one is one line here plus its module exporting `run`. */
+const BENCHMARKS: Record<string, BenchmarkEntry> = {
+  index: { about: 'entity upload/get over HTTP vs MSET/MGET', load: () => import('./index-bench.js') },
+};
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+function usage(): string {
+  const width = Math.max(...Object.keys(BENCHMARKS).map((name) => name.length));
+  const names = Object.entries(BENCHMARKS).map(([name, { about }]) => `  ${name.padEnd(width)}  ${about}`);
+  return [
+    'usage: npm run bench -- [name...] [--quick] [--cpu-prof]',
+    '  --quick     a tenth of the work: checks the harness runs, figures mean nothing',
+    '  --cpu-prof  also write a V8 CPU profile of the server process to bench/results/',
+    'benchmarks:',
+    ...names,
+  ].join('\n');
+}
+
+/**
+ * The server's main-thread profile in `dir`. `--cpu-prof` also profiles tsx's module-loader
+ * thread; V8 names files `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0 is main.
+ */
+function mainThreadProfile(dir: string): string {
+  const files = existsSync(dir) ? readdirSync(dir) : [];
+  const main = files.find((file) => /\.\d+\.0\.\d+\.cpuprofile$/.test(file));
+  return main ? join(dir, main) : `none written in ${dir}`;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      quick: { type: 'boolean', default: false },
+      'cpu-prof': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(usage());
+    return 0;
+  }
+  const unknown = positionals.filter((name) => !Object.hasOwn(BENCHMARKS, name));
+  if (unknown.length > 0) {
+    console.error(`unknown benchmark: ${unknown.join(', ')}\n${usage()}`);
+    return 1;
+  }
+  const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
+  const machine = machineInfo();
+  console.log(
+    `${machine.cpuCount} × ${machine.cpuModel}, Node ${machine.node}, redis-server ${machine.redisServer}`,
+  );
+  for (const name of names) {
+    const entry = BENCHMARKS[name] as BenchmarkEntry;
+    const startedAt = new Date();
+    const cpuProfDir = values['cpu-prof']
+      ? join(RESULTS_DIR, `${name}-${fileTimestamp(startedAt)}-profiles`)
+      : undefined;
+    const result = await (await entry.load()).run({
+      resultsDir: RESULTS_DIR,
+      cpuProfDir,
+      quick: values.quick,
+    });
+    const path = writeResult(RESULTS_DIR, name, startedAt, {
+      benchmark: name,
+      startedAt: startedAt.toISOString(),
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+      quick: values.quick,
+      machine,
+      result,
+    });
+    console.log(`results: ${path}`);
+    if (cpuProfDir) console.log(`server CPU profile: ${mainThreadProfile(cpuProfDir)}`);
+    console.log('');
+  }
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exitCode = 1;
+  },
+);
