@@ -79,10 +79,12 @@ export class ProfileTree {
     return `${functionName || '(anonymous)'} ${ownerOf(url, functionName)}:${lineNumber + 1}`;
   }
 
+  /** Time sampled in the node itself, µs. */
   selfUs(id: number): number {
     return this.#selfUs.get(id) ?? 0;
   }
 
+  /** Time sampled in the node and everything it called, µs. */
   totalUs(id: number): number {
     let total = this.#totalUs.get(id);
     if (total === undefined) {
@@ -92,6 +94,7 @@ export class ProfileTree {
     return total;
   }
 
+  /** Ids of the nodes it called. */
   children(id: number): number[] {
     return this.#node(id).children ?? [];
   }
@@ -101,6 +104,7 @@ export class ProfileTree {
     return this.profile.nodes.map((node) => node.id);
   }
 
+  /** Its package, Node internal or project area (see {@link ownerOf}). */
   owner(id: number): string {
     const { url, functionName } = this.#node(id).callFrame;
     return ownerOf(url, functionName);
