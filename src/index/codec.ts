@@ -4,8 +4,12 @@ import type { StoredValue } from '../redis/connection.js';
 /** How index values are written. Reads accept both, whatever the setting. */
 export type IndexCodec = 'json' | 'lz4';
 
-/** The magic number that opens every LZ4 frame (little-endian 0x184D2204). */
-const LZ4_MAGIC = Buffer.from([0x04, 0x22, 0x4d, 0x18]);
+/** Whether a stored value is an LZ4 frame: its magic number 0x184D2204, little-endian. */
+function isLz4Frame(value: Buffer): boolean {
+  return (
+    value.length >= 4 && value[0] === 0x04 && value[1] === 0x22 && value[2] === 0x4d && value[3] === 0x18
+  );
+}
 
 /** Encodes an entity's JSON text for storage: as is, or in an LZ4 frame as the predecessor wrote it. */
 export function encodeEntity(json: string, codec: IndexCodec): string | Buffer {
@@ -13,14 +17,12 @@ export function encodeEntity(json: string, codec: IndexCodec): string | Buffer {
 }
 
 /**
- * Decodes a stored value to its JSON text. An LZ4 frame is recognised by its magic bytes (JSON text
- * cannot start with byte 0x04), so a Redis filled by the predecessor reads without any setting.
- * Throws if a frame is damaged.
+ * Decodes a stored value to its JSON as UTF-8 bytes. An LZ4 frame is recognised by its magic
+ * bytes (JSON text cannot start with byte 0x04), so a Redis filled by the predecessor reads
+ * without any setting. Throws if a frame is damaged.
  */
-export function decodeEntity(value: Buffer): string {
-  if (value.length >= 4 && value.subarray(0, 4).equals(LZ4_MAGIC))
-    return decompressFrameSync(value).toString('utf8');
-  return value.toString('utf8');
+export function decodeEntityBytes(value: Buffer): Buffer {
+  return isLz4Frame(value) ? decompressFrameSync(value) : value;
 }
 
 /** Whether a stored value is present. */

@@ -7,7 +7,7 @@ import {
 } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
-import { decodeEntity, encodeEntity, type IndexCodec } from './codec.js';
+import { decodeEntityBytes, encodeEntity, type IndexCodec } from './codec.js';
 
 /** Longest accepted entity id, in characters. */
 export const MAX_ENTITY_ID_LENGTH = 4096;
@@ -114,14 +114,14 @@ export class EntityIndex {
   }
 
   /**
-   * Reads entities as their stored JSON text, without parsing them (the text goes straight into
+   * Reads entities as their stored JSON bytes, without parsing them (the bytes go straight into
    * the response). Missing ids are left out; a repeated id appears once.
    */
-  async getJson(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: string]>> {
+  async getBytes(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: Buffer]>> {
     const unique = [...new Set(ids)];
     const keys = unique.map((id) => this.#keys.entity(type.name, id));
     const values = await this.#redis.mget(keys);
-    const found: Array<[string, string]> = [];
+    const found: Array<[string, Buffer]> = [];
     for (let i = 0; i < unique.length; i++) {
       const value = values[i];
       if (value === null || value === undefined) continue;
@@ -133,7 +133,8 @@ export class EntityIndex {
   /** Reads entities parsed, by id. Missing ids are absent from the map. */
   async getMany(type: EntityType, ids: readonly string[]): Promise<Map<string, EntityData>> {
     const found = new Map<string, EntityData>();
-    for (const [id, json] of await this.getJson(type, ids)) found.set(id, JSON.parse(json) as EntityData);
+    for (const [id, json] of await this.getBytes(type, ids))
+      found.set(id, JSON.parse(json.toString('utf8')) as EntityData);
     return found;
   }
 
@@ -150,7 +151,7 @@ export class EntityIndex {
       if (value === null || value === undefined) return undefined;
       const json = this.#decodeChecked(keys[i] as string, value);
       try {
-        return JSON.parse(json) as EntityData;
+        return JSON.parse(json.toString('utf8')) as EntityData;
       } catch (error) {
         throw new IndexValueCorruptError(keys[i] as string, error);
       }
@@ -164,16 +165,15 @@ export class EntityIndex {
     return unique.filter((_id, i) => existed[i] === 1);
   }
 
-  #decodeChecked(key: string, value: Buffer): string {
-    let json: string;
+  #decodeChecked(key: string, value: Buffer): Buffer {
+    let json: Buffer;
     try {
-      json = decodeEntity(value);
+      json = decodeEntityBytes(value);
     } catch (error) {
       throw new IndexValueCorruptError(key, error);
     }
-    // The text is spliced into responses unparsed, so at least make sure it is a JSON object.
-    if (json.charCodeAt(0) !== 0x7b || json.charCodeAt(json.length - 1) !== 0x7d)
-      throw new IndexValueCorruptError(key);
+    // The bytes are spliced into responses unparsed, so at least make sure they are a JSON object.
+    if (json[0] !== 0x7b || json[json.length - 1] !== 0x7d) throw new IndexValueCorruptError(key);
     return json;
   }
 }

@@ -37,14 +37,15 @@ export function registerEntityGetRoute(server: FastifyInstance, { app, config, i
     },
     async (request, reply) => {
       const type = entityTypeOf(app, request.body.entity_type);
-      const found = await index.getJson(type, idsAsStrings(request.body.entity_ids));
-      // Stored values are already JSON: splice them in rather than parse and re-serialize.
-      let json = `{"entity_type":${JSON.stringify(type.name)},"entities":{`;
+      const found = await index.getBytes(type, idsAsStrings(request.body.entity_ids));
+      // Stored values are already JSON: splice their bytes in rather than parse and re-serialize.
+      const parts: Buffer[] = [Buffer.from(`{"entity_type":${JSON.stringify(type.name)},"entities":{`)];
       for (let i = 0; i < found.length; i++) {
-        const [id, entity] = found[i] as [string, string];
-        json += `${i === 0 ? '' : ','}${JSON.stringify(id)}:${entity}`;
+        const [id, entity] = found[i] as [string, Buffer];
+        parts.push(Buffer.from(`${i === 0 ? '' : ','}${JSON.stringify(id)}:`), entity);
       }
-      return reply.type('application/json; charset=utf-8').send(`${json}}}`);
+      parts.push(Buffer.from('}}'));
+      return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
     },
   );
 }
