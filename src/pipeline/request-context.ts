@@ -74,7 +74,14 @@ export class RequestContext {
   }
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+/**
+ * Shared through the global object: an app module may load a second copy of rankd (the built
+ * package through `import 'rankd'`, while the CLI runs from source), and its getFeature must
+ * still see the request the server runs. A context from another copy is used structurally.
+ */
+const STORAGE_KEY = Symbol.for('rankd.requestContext');
+const storage: AsyncLocalStorage<RequestContext> = ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] ??=
+  new AsyncLocalStorage<RequestContext>()) as AsyncLocalStorage<RequestContext>;
 
 /** Runs `fn` with `context` as the current request context. */
 export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): Promise<T> {
