@@ -1,7 +1,9 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
+import { registerInitCommand } from './init-command.js';
 import { registerLoadCommands } from './load-command.js';
+import { registerLoadSampleCommand } from './load-sample-command.js';
 import { registerRedisCommand } from './redis-command.js';
 import { registerRunCommand } from './run-command.js';
 
@@ -18,6 +20,8 @@ export function createProgram(
     .showSuggestionAfterError();
   registerRedisCommand(program, log);
   registerRunCommand(program, { log, warn });
+  registerInitCommand(program, log);
+  registerLoadSampleCommand(program, log);
   registerLoadCommands(program, { log, warn });
   return program;
 }

@@ -1,0 +1,146 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { CliError, type Log } from './cli-error.js';
+
+/**
+ * The rankd package root: two levels above this module, in src/cli/ and in dist/cli/ alike.
+ * A project made by `rankd init` depends on this very copy (`file:`), since rankd is not on a registry.
+ */
+export const RANKD_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+
+/** The bundled project template. */
+export const TEMPLATE_DIR = join(RANKD_ROOT, 'template');
+
+/**
+ * Files stored under another name in template/: npm leaves dotfiles such as .gitignore out of
+ * packages, and a package.json there would make template/ its own package, so the repo's
+ * self-reference (`import ... from 'rankd'` in the template's code) would stop resolving.
+ */
+const RENAMED: ReadonlyArray<readonly [stored: string, created: string]> = [
+  ['env', '.env'],
+  ['gitignore', '.gitignore'],
+  ['package.template.json', 'package.json'],
+];
+
+/** Files whose `{{PROJECT_NAME}}` and `{{RANKD_DEPENDENCY}}` are filled in. */
+const FILLED_IN = ['package.json', 'README.md', '.env'];
+
+/** What the template's own tooling leaves behind in a working copy, never copied. */
+const SKIPPED = new Set(['node_modules', 'dist', '.DS_Store']);
+
+const PROJECT_NAME = /^[a-z][a-z0-9_-]*$/;
+/** npm's limit for package names. */
+const MAX_NAME_LENGTH = 214;
+
+/** `MyProject` → `my-project`, `HTTPServer` → `http-server`; other names pass unchanged. */
+export function decamelize(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase();
+}
+
+/**
+ * The project name `rankd init` uses for `name`: decamelized, then required to be a valid npm
+ * package name of the simple kind (no scope): lowercase letters, digits, `-` and `_`, starting
+ * with a letter. Throws a one-line {@link CliError} otherwise.
+ */
+export function projectNameOf(name: string): string {
+  if (name.includes('/') || name.includes('\\')) {
+    throw new CliError(`invalid project name ${JSON.stringify(name)}: it cannot contain "/" or "\\"`);
+  }
+  const decamelized = decamelize(name);
+  if (!PROJECT_NAME.test(decamelized) || decamelized.length > MAX_NAME_LENGTH) {
+    throw new CliError(
+      `invalid project name ${JSON.stringify(name)}: use lowercase letters, digits, "-" and "_", ` +
+        `starting with a letter (e.g. my-shop)`,
+    );
+  }
+  return decamelized;
+}
+
+/** Where and how `rankd init` creates a project. */
+export interface InitOptions {
+  /** The directory the project directory is created in. @defaultValue the current directory */
+  dir?: string;
+}
+
+/** A created project. */
+export interface InitResult {
+  name: string;
+  path: string;
+}
+
+function fillIn(path: string, values: Readonly<Record<string, string>>): void {
+  if (!existsSync(path)) return;
+  let text = readFileSync(path, 'utf8');
+  for (const [placeholder, value] of Object.entries(values)) text = text.replaceAll(placeholder, value);
+  writeFileSync(path, text);
+}
+
+/**
+ * Creates a project from the bundled template: copies it to `<dir>/<name>`, restores the
+ * renamed files and fills in the project name and the `file:` dependency on this rankd. Nothing
+ * is downloaded. An existing destination is never touched; a failed copy is removed again.
+ */
+export function initProject(name: string, options: InitOptions = {}, cwd = process.cwd()): InitResult {
+  const projectName = projectNameOf(name);
+  const path = resolve(cwd, options.dir ?? '.', projectName);
+  if (existsSync(path)) throw new CliError(`destination ${path} already exists`);
+  if (!existsSync(TEMPLATE_DIR)) {
+    throw new CliError(`the project template is missing from the rankd package (looked in ${TEMPLATE_DIR})`);
+  }
+  mkdirSync(resolve(path, '..'), { recursive: true });
+  try {
+    cpSync(TEMPLATE_DIR, path, {
+      recursive: true,
+      errorOnExist: true,
+      filter: (source) => !SKIPPED.has(basename(source)),
+    });
+    for (const [stored, created] of RENAMED) {
+      if (existsSync(join(path, stored))) renameSync(join(path, stored), join(path, created));
+    }
+    const values = { '{{PROJECT_NAME}}': projectName, '{{RANKD_DEPENDENCY}}': `file:${RANKD_ROOT}` };
+    for (const file of FILLED_IN) fillIn(join(path, file), values);
+  } catch (error) {
+    // Only what this call created is removed: the destination did not exist before.
+    rmSync(path, { recursive: true, force: true });
+    throw new CliError(`could not create ${path}: ${(error as Error).message}`);
+  }
+  return { name: projectName, path };
+}
+
+/** The lines `rankd init` prints after creating a project. */
+function nextSteps(result: InitResult, cwd: string): string[] {
+  const shown = relative(cwd, result.path);
+  const cd = shown !== '' && !shown.startsWith('..') ? shown : result.path;
+  return [
+    `Created the rankd project ${result.name} in ${result.path}`,
+    '',
+    'Next:',
+    `  cd ${cd}`,
+    '  npm install',
+    '  npx rankd redis          # a local Redis on port 6379, in the background',
+    '  npx rankd load-sample    # the sample products and their features',
+    '  npx rankd run            # serves http://localhost:5001 (API docs at /redoc)',
+    '',
+    'Then see README.md for a ranking request to try.',
+  ];
+}
+
+/** Adds `rankd init <name> [--dir <parent>]` to `program`. */
+export function registerInitCommand(program: Command, log: Log = (line) => console.log(line)): void {
+  program
+    .command('init')
+    .description(
+      'create a rankd project from the bundled template (a ranking pipeline, features, sample data)',
+    )
+    .argument('<name>', 'project name: lowercase letters, digits, "-" and "_" (MyShop becomes my-shop)')
+    .option('--dir <parent>', 'directory to create the project in (default: the current directory)')
+    .action((name: string, options: InitOptions) => {
+      const result = initProject(name, options);
+      for (const line of nextSteps(result, process.cwd())) log(line);
+    });
+}

@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+// `rankd init` runs from source like the other CLI tests; the created project runs the built
+// package (its `rankd` dependency is a link to this repo), so dist/ is brought up to date first.
+const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  return new Promise<Result>((resolve) => {
+    execFile(
+      command,
+      [...args],
+      { cwd, env: { ...process.env, ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+function rankd(args: readonly string[], cwd = ROOT): Promise<Result> {
+  return run(process.execPath, [...CLI, ...args], cwd);
+}
+
+function newestMtime(dir: string, extension: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith(extension))
+      newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ when it is missing or older than src/ (`npm test` has just built it). */
+async function ensureBuilt(): Promise<void> {
+  const dist = join(ROOT, 'dist');
+  if (
+    existsSync(join(dist, 'cli', 'main.js')) &&
+    newestMtime(dist, '.js') >= newestMtime(join(ROOT, 'src'), '.ts')
+  )
+    return;
+  const build = await run(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
+    ROOT,
+  );
+  assert.ok(existsSync(join(dist, 'cli', 'main.js')), `the build failed:\n${build.stdout}${build.stderr}`);
+}
+
+/** Product ids of the template's sample catalogue whose title has the word "candle(s)". */
+function sampleCandles(): Set<string> {
+  const ids = new Set<string>();
+  for (const line of readFileSync(join(ROOT, 'template/data/products.jsonl'), 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    const product = JSON.parse(line) as { product_id: string; title?: string | null };
+    if (/\bcandles?\b/i.test(product.title ?? '')) ids.add(product.product_id);
+  }
+  return ids;
+}
+
+let parent: string;
+let redis: TestRedis;
+let server: ChildProcess | undefined;
+
+before(async () => {
+  parent = mkdtempSync(join(tmpdir(), 'rankd-init-'));
+  [redis] = await Promise.all([startTestRedis(), ensureBuilt()]);
+});
+
+/** Signals the server's process group: npx, its shell and the node process under them. */
+function signalServer(signal: NodeJS.Signals): void {
+  if (server?.pid === undefined) return;
+  try {
+    process.kill(-server.pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+after(async () => {
+  if (server && server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server?.once('exit', resolve));
+    signalServer('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  }
+  // npx does not pass SIGTERM on to rankd under it in every npm version: nothing may outlive the test.
+  signalServer('SIGKILL');
+  await redis?.stop();
+  rmSync(parent, { recursive: true, force: true });
+});
+
+describe('rankd init', () => {
+  test('creates a project from the bundled template', async () => {
+    const result = await rankd(['init', 'shop', '--dir', parent]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Created the rankd project shop/);
+    const project = join(parent, 'shop');
+    for (const file of [
+      '.env',
+      '.gitignore',
+      'package.json',
+      'tsconfig.json',
+      'README.md',
+      'pipelines/main.ts',
+      'pipelines/product-ranking/schemas.ts',
+      'pipelines/product-ranking/realtime-features.ts',
+      'pipelines/product-ranking/models.ts',
+      'pipelines/product-ranking/ranking-pipeline.ts',
+      'feature-store/features.ts',
+      'feature-store/data/product_stats.jsonl',
+      'data/products.jsonl',
+    ]) {
+      assert.ok(existsSync(join(project, file)), `${file} is missing`);
+    }
+    for (const stored of ['env', 'gitignore', 'package.template.json']) {
+      assert.ok(!existsSync(join(project, stored)), `${stored} should have been renamed`);
+    }
+    const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    assert.equal(pkg.name, 'shop');
+    assert.equal(pkg.type, 'module');
+    assert.deepEqual(pkg.dependencies, { rankd: `file:${ROOT}` });
+    assert.match(readFileSync(join(project, '.env'), 'utf8'), /^REDIS_URL=redis:\/\/localhost:6379$/m);
+    assert.doesNotMatch(readFileSync(join(project, 'README.md'), 'utf8'), /\{\{/);
+  });
+
+  test('decamelizes the name', async () => {
+    const result = await rankd(['init', 'MyShop', '--dir', parent]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(readFileSync(join(parent, 'my-shop', 'package.json'), 'utf8')).name, 'my-shop');
+  });
+
+  test('refuses an existing destination, leaving it alone', async () => {
+    const before = readFileSync(join(parent, 'shop', 'package.json'), 'utf8');
+    const result = await rankd(['init', 'shop', '--dir', parent]);
+    assert.equal(result.code, 1);
+    assert.equal(result.stderr.trim(), `rankd: destination ${join(parent, 'shop')} already exists`);
+    assert.equal(readFileSync(join(parent, 'shop', 'package.json'), 'utf8'), before);
+  });
+
+  test('refuses invalid names with one line', async () => {
+    for (const name of ['a/b', '9lives', 'my shop', '_x', 'café']) {
+      const result = await rankd(['init', name, '--dir', parent]);
+      assert.equal(result.code, 1, `${name}: ${result.stdout}`);
+      assert.match(result.stderr, /^rankd: invalid project name .*\n$/, name);
+    }
+    assert.deepEqual(readdirSync(parent).sort(), ['my-shop', 'shop']);
+  });
+
+  test('the project installs, loads its sample data, serves and ranks candles first', async () => {
+    const project = join(parent, 'shop');
+    const env = { REDIS_URL: redis.url, LOG_LEVEL: 'warn' };
+    // The only dependency is the file: link to this repo, so no registry is needed. Its prepare
+    // script (a full build) is skipped: dist/ is already up to date.
+    const install = await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'],
+      project,
+    );
+    assert.equal(install.code, 0, install.stderr);
+    assert.equal(realpathSync(join(project, 'node_modules', 'rankd')), realpathSync(ROOT));
+
+    const load = await run('npx', ['rankd', 'load-sample'], project, env);
+    assert.equal(load.code, 0, load.stderr);
+    assert.match(load.stdout, /data\/products\.jsonl: 60 product entities/);
+    assert.match(load.stdout, /feature-store\/data\/product_stats\.jsonl: \d+ rows of product_stats/);
+
+    const port = await freePort();
+    const child = spawn('npx', ['rankd', 'run', '--port', String(port), '--host', '127.0.0.1'], {
+      cwd: project,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, so that after() can stop npx and the server it starts together.
+      detached: true,
+    });
+    server = child;
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) assert.fail(`rankd run exited with ${child.exitCode}:\n${output}`);
+      if (Date.now() > deadline) assert.fail(`rankd run did not answer /healthcheck within 30 s:\n${output}`);
+      const ok = await fetch(`${base}/healthcheck`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const candidateIds = Array.from({ length: 24 }, (_, i) => `p${i + 1}`);
+    const rank = async (pageSize: number) => {
+      const response = await fetch(`${base}/api/v1/ranking`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          request_id: `init-test-${pageSize}`,
+          query: { query: 'candle' },
+          candidates: candidateIds.map((id) => ({ product_id: id })),
+          user_page_size: pageSize,
+          user_page: 0,
+          candidate_page_size: 24,
+          candidate_page: 0,
+        }),
+      });
+      const text = await response.text();
+      assert.equal(response.status, 200, text);
+      return (
+        JSON.parse(text) as { ranked_candidates: Array<{ candidate_id: string; ranked_score: number }> }
+      ).ranked_candidates;
+    };
+
+    // The spec's example (4.4.3): 24 candidates, a page of 8.
+    const page = await rank(8);
+    assert.equal(page.length, 8);
+    for (const [i, entry] of page.entries()) {
+      assert.ok(candidateIds.includes(entry.candidate_id), `${entry.candidate_id} was not a candidate`);
+      assert.equal(typeof entry.ranked_score, 'number');
+      if (i > 0) assert.ok((page[i - 1]?.ranked_score ?? 0) >= entry.ranked_score, 'scores must descend');
+    }
+    const candles = sampleCandles();
+    const candleCandidates = candidateIds.filter((id) => candles.has(id));
+    assert.ok(candleCandidates.length >= 8, 'the sample has enough candles among p1..p24 to fill the page');
+    assert.ok(
+      page.every((entry) => candles.has(entry.candidate_id)),
+      `the first page should be candles: ${JSON.stringify(page)}`,
+    );
+
+    // All 24: every candle above every other product.
+    const all = await rank(24);
+    assert.deepEqual(all.map((entry) => entry.candidate_id).sort(), [...candidateIds].sort());
+    const lastCandle = Math.max(...all.map((entry, i) => (candles.has(entry.candidate_id) ? i : -1)));
+    assert.equal(lastCandle, candleCandidates.length - 1, `candles first: ${JSON.stringify(all)}`);
+    assert.deepEqual(page, all.slice(0, 8));
+  });
+});
