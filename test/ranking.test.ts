@@ -523,3 +523,23 @@ describe('documentation', () => {
     assert.match(page.body, /spec-url="\/openapi\.json"/);
   });
 });
+
+describe('the query entity', () => {
+  test('an empty query text is a valid request (a browse page), not a 422', async () => {
+    const res = await rank({
+      request_id: 'q0',
+      query: { query: '' },
+      candidates: ONLY_IDS.slice(0, 3),
+      user_page_size: 3,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.ranked_candidates.length, 3);
+  });
+
+  test('a query of the wrong type is a 422 that names both accepted types', async () => {
+    const res = await rank({ request_id: 'q1', query: { query: true }, candidates: ONLY_IDS.slice(0, 3) });
+    assert.equal(res.status, 422);
+    assert.deepEqual(res.body.detail[0].loc, ['body', 'query', 'query']);
+    assert.equal(res.body.detail[0].msg, 'must be string or number');
+  });
+});

@@ -30,10 +30,14 @@ export function problemsFromSchemaErrors(
     let type = error.keyword;
     if (unionPaths.has(error.instancePath) && error.keyword !== 'anyOf') continue;
     if (error.keyword === 'anyOf') {
-      const types = errors
-        .filter((e) => e.instancePath === error.instancePath && e.keyword === 'type')
-        .map((e) => String(e.params.type));
-      msg = types.length > 0 ? `must be ${types.join(' or ')}` : msg;
+      // Say what each alternative wanted: "must be string or number", or the failed constraint.
+      const alternatives = errors.filter(
+        (e) => e.instancePath === error.instancePath && e.keyword !== 'anyOf',
+      );
+      const wanted = alternatives.map((e) =>
+        e.keyword === 'type' ? `must be ${String(e.params.type)}` : (e.message ?? 'invalid'),
+      );
+      msg = wanted.length > 0 ? [...new Set(wanted)].join(' or ').replace(/ or must be /g, ' or ') : msg;
       type = 'type';
     } else if (error.keyword === 'enum') {
       const allowed = (error.params.allowedValues as unknown[] | undefined) ?? [];

@@ -7,13 +7,12 @@ import { MAX_ENTITY_ID_LENGTH } from '../index/entity-index.js';
  * optional (hydration fills them from the index, then their defaults apply), other fields pass.
  */
 export function requestEntitySchema(type: EntityType): TSchema {
+  // A query's id is its text, and an empty query (a browse page) is a valid request: it just matches nothing.
+  const minLength = type.idField === 'query' ? 0 : 1;
   const fields: Record<string, TSchema> = {
-    [type.idField]: Type.Union(
-      [Type.String({ minLength: 1, maxLength: MAX_ENTITY_ID_LENGTH }), Type.Number()],
-      {
-        description: `Identifier of the ${type.name}: the only field a caller must send`,
-      },
-    ),
+    [type.idField]: Type.Union([Type.String({ minLength, maxLength: MAX_ENTITY_ID_LENGTH }), Type.Number()], {
+      description: `Identifier of the ${type.name}: the only field a caller must send`,
+    }),
   };
   for (const [name, field] of Object.entries(type.fields)) {
     if (name !== type.idField) fields[name] = Type.Optional(field);
