@@ -12,6 +12,13 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** A file holding one JSON array is the likeliest wrong input: said at its first line. */
+function arrayHint(text: string, line: number): string {
+  return line === 1 && text.trimStart().startsWith('[')
+    ? '; expected JSON Lines (one object per line), not a JSON array'
+    : '';
+}
+
 function recordOf(text: string, line: number): SourceRecord | undefined {
   // JSON.parse ignores surrounding whitespace and a trailing \r, so only blank lines need a look.
   if (text.length === 0 || (text.charCodeAt(0) <= 0x20 && text.trim().length === 0)) return undefined;
@@ -19,13 +26,10 @@ function recordOf(text: string, line: number): SourceRecord | undefined {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { line, problem: `not valid JSON (${reasonOf(error)})` };
+    return { line, problem: `not valid JSON (${reasonOf(error)})${arrayHint(text, line)}` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    const hint =
-      line === 1 && Array.isArray(value) ? '; a file holding one JSON array is not JSON Lines' : '';
-    return { line, problem: `expected a JSON object, got ${kindOf(value)}${hint}` };
-  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { line, problem: `expected a JSON object, got ${kindOf(value)}${arrayHint(text, line)}` };
   return { line, value: value as Record<string, unknown> };
 }
 

@@ -155,8 +155,8 @@ export async function runLoad<Prepared>(
     );
   };
 
-  /** Checks and sends off the batch; false when the load must end here. */
-  const flush = async (fatal?: InputError): Promise<boolean> => {
+  /** Checks the batch and sends it off to be written; false when the load must end here. */
+  const flush = (fatal?: InputError): boolean => {
     const current = batch;
     batch = [];
     const { prepared, bad } = check(target, current, options.onError === 'stop');
@@ -175,11 +175,18 @@ export async function runLoad<Prepared>(
     }
     const first = current[0];
     const last = current[current.length - 1];
-    if (prepared !== undefined && first !== undefined && last !== undefined) {
+    if (prepared !== undefined && first !== undefined && last !== undefined)
       inFlight.push(write(prepared, first.line, last.line));
-      if (inFlight.length >= maxInFlight) await settleOldest();
-    }
     hooks.progress(report.rows);
+    return true;
+  };
+
+  /**
+   * Waits while too many batches are being written, which is what keeps reading from running
+   * ahead. Outside {@link flush}, so that the batch it just sent off is not kept alive meanwhile.
+   */
+  const backpressure = async (): Promise<boolean> => {
+    while (inFlight.length >= maxInFlight) await settleOldest();
     return report.writeFailure === undefined;
   };
 
@@ -191,14 +198,14 @@ export async function runLoad<Prepared>(
       // At a line that is not even a row, stopping now keeps the rest of the file unread.
       const unreadable = options.onError === 'stop' && 'problem' in record;
       if (batch.length >= options.batchSize || unreadable) {
-        going = await flush();
+        going = flush() && (await backpressure());
         if (!going) break;
       }
     }
-    if (going) await flush();
+    if (going) flush();
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    await flush(error);
+    flush(error);
   } finally {
     while (inFlight.length > 0) await settleOldest();
   }

@@ -32,8 +32,10 @@ export function entityTarget(
   return {
     prepare: (rows) => index.prepare(type, rows, entityKey, BATCH_LOCATION),
     async write(prepared) {
+      // Counted before the await, so that nothing here needs the batch once it is sent.
+      const written = prepared.ids.length;
       await index.write(prepared);
-      return { written: prepared.ids.length, expired: 0 };
+      return { written, expired: 0 };
     },
     wouldWrite: (prepared) => ({ written: prepared.ids.length, expired: 0 }),
   };
@@ -44,8 +46,10 @@ export function featureTarget(view: FeatureView, store: FeatureStore): LoadTarge
   return {
     prepare: (rows) => prepareFeatureRows(view, rows, BATCH_LOCATION),
     async write(rows) {
-      const written = rows.length === 0 ? 0 : await store.write(view, rows);
-      return { written, expired: rows.length - written };
+      // Counted before the await, so that nothing here needs the batch once it is sent.
+      const count = rows.length;
+      const written = count === 0 ? 0 : await store.write(view, rows);
+      return { written, expired: count - written };
     },
     wouldWrite(rows) {
       const now = Date.now();
