@@ -1,26 +1,31 @@
 /**
- * `npm start`: the example app on a local Redis, with the sample products loaded, on port 5001.
- * Starts Redis as `rankd redis` does (only when nothing answers), loads `example/data/products.jsonl`
- * through the upload route (the same code path as HTTP), then serves until Ctrl-C.
+ * `npm start`: the template project (the repo's example app) on a local Redis, with its sample
+ * catalogue and feature rows loaded, on port 5001. Starts Redis as `rankd redis` does (only when
+ * nothing answers), loads the samples as `rankd load-sample` does, then serves until Ctrl-C.
+ *
+ * It imports the built package (dist/), as the template itself does through `import 'rankd'`:
+ * one copy of rankd in the process.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import app from '../example/pipelines/main.js';
-import { CliError, oneLine } from '../src/cli/cli-error.js';
-import { defaultRedisDir } from '../src/cli/data-dir.js';
-import { DEFAULT_REDIS_PORT, runningRankdRedis } from '../src/cli/local-redis.js';
-import { prepareRedis } from '../src/cli/prepare-redis.js';
-import { redisAddressOf } from '../src/cli/redis-address.js';
-import { loadConfig, readEnvFiles, redisUrlOf } from '../src/config/index.js';
-import { buildServer } from '../src/http/build-server.js';
-import { startServer } from '../src/http/start-server.js';
+import { CliError, oneLine } from '../dist/cli/cli-error.js';
+import { defaultRedisDir } from '../dist/cli/data-dir.js';
+import { loadApp } from '../dist/cli/load-app.js';
+import { runLoadSample } from '../dist/cli/load-sample-command.js';
+import { DEFAULT_REDIS_PORT, runningRankdRedis } from '../dist/cli/local-redis.js';
+import { prepareRedis } from '../dist/cli/prepare-redis.js';
+import { redisAddressOf } from '../dist/cli/redis-address.js';
+import { loadConfig, readEnvFiles, redisUrlOf } from '../dist/config/index.js';
+import { buildServer } from '../dist/http/build-server.js';
+import { startServer } from '../dist/http/start-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const productsFile = fileURLToPath(new URL('../example/data/products.jsonl', import.meta.url));
+const project = fileURLToPath(new URL('../template', import.meta.url));
 const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
-  const config = loadConfig(readEnvFiles(root));
+  // Request logs would bury the lines below; LOG_LEVEL=info shows them.
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...readEnvFiles(root) });
+  const app = await loadApp(fileURLToPath(new URL('../template/pipelines/main.ts', import.meta.url)));
   await prepareRedis(config, { auto: true, log, warn: (line) => console.error(line) });
   const server = await buildServer({ config, app });
   const redisAddress = redisAddressOf(redisUrlOf(config));
@@ -28,35 +33,26 @@ async function main(): Promise<void> {
     await server.close();
     throw new CliError(`Redis at ${redisAddress.display} did not accept a connection within 10 s`);
   }
-
-  const products = readFileSync(productsFile, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-  for (let start = 0; start < products.length; start += config.MAX_BATCH) {
-    const response = await server.inject({
-      method: 'POST',
-      url: '/api/v1/entities/upload',
-      payload: { entity_type: 'product', entities: products.slice(start, start + config.MAX_BATCH) },
-      headers: config.API_KEYS[0] ? { 'x-api-key': config.API_KEYS[0] } : {},
-    });
-    if (response.statusCode !== 200) {
-      await server.close();
-      throw new CliError(`loading ${productsFile} failed: HTTP ${response.statusCode} ${response.body}`);
-    }
-  }
-
+  log('Loading the sample data of template/:');
+  await runLoadSample({ dir: project }, (line) => log(`  ${line}`));
   const running = await startServer(server, { port: config.PORT, host: config.HOST, handleSignals: true });
+
   const base = `http://localhost:${running.port}`;
+  const candidates = ['p11', 'p21', 'p2', 'p34', 'p7', 'p45', 'p1', 'p12']
+    .map((id) => `{"product_id":"${id}"}`)
+    .join(',');
   log('');
+  log(`rankd serving ${app.name} on ${base}`);
+  log('');
+  log('Rank 8 products for the query "candle" (candidates carry only their id):');
   log(
-    `rankd serving ${app.name} on ${base}, ${products.length} products loaded from example/data/products.jsonl`,
+    `  curl -s ${base}/api/v1/ranking -H 'Content-Type: application/json' -d '{"request_id":"r1","query":{"query":"candle"},"candidates":[${candidates}],"user_page_size":4,"user_page":0,"candidate_page_size":8,"candidate_page":0}'`,
   );
-  log('Try:');
+  log('Read entities from the index:');
   log(
-    `  curl -s ${base}/api/v1/entities/get -H 'Content-Type: application/json' -d '{"entity_type":"product","entity_ids":["p1","p2","p3"]}'`,
+    `  curl -s ${base}/api/v1/entities/get -H 'Content-Type: application/json' -d '{"entity_type":"product","entity_ids":["p1","p2"]}'`,
   );
-  log(`  ${base}/redoc   (the API docs, in a browser)`);
+  log(`API reference: ${base}/redoc`);
   const redisDir = defaultRedisDir(redisAddress.port);
   const ours = redisAddress.local && runningRankdRedis(redisDir) !== undefined;
   const portFlag = redisAddress.port === DEFAULT_REDIS_PORT ? '' : ` --port ${redisAddress.port}`;
@@ -70,6 +66,6 @@ async function main(): Promise<void> {
 try {
   await main();
 } catch (error) {
-  console.error(`start-example: ${oneLine(error instanceof Error ? error.message : String(error))}`);
+  console.error(`npm start: ${oneLine(error instanceof Error ? error.message : String(error))}`);
   process.exit(error instanceof CliError ? error.exitCode : 1);
 }

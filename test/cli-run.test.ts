@@ -22,7 +22,7 @@ interface Service {
 
 const children = new Set<ChildProcess>();
 
-/** Spawns `rankd run --app example/pipelines/main.ts` on a free port and waits for /healthcheck. */
+/** Spawns `rankd run --app template/pipelines/main.ts` on a free port and waits for /healthcheck. */
 async function startService(
   env: Record<string, string>,
   extraArgs: readonly string[] = [],
@@ -34,7 +34,7 @@ async function startService(
       ...CLI,
       'run',
       '--app',
-      'example/pipelines/main.ts',
+      'template/pipelines/main.ts',
       '--port',
       String(port),
       '--host',
@@ -95,7 +95,7 @@ describe('rankd run with Redis up', () => {
   });
 
   test('says what it serves and where', () => {
-    assert.match(service.output(), /rankd serving example on http:\/\/127\.0\.0\.1:\d+ \(docs: \/redoc\)/);
+    assert.match(service.output(), /rankd serving shop on http:\/\/127\.0\.0\.1:\d+ \(docs: \/redoc\)/);
     assert.doesNotMatch(service.output(), /not answering/);
   });
 
@@ -114,7 +114,7 @@ describe('rankd run with Redis up', () => {
     await bundle.arrayBuffer();
   });
 
-  test('a product uploaded over HTTP reads back, with the example app validating it', async () => {
+  test('a product uploaded over HTTP reads back, with the template app validating it', async () => {
     const product = { product_id: 'p1', brand: 'Ember & Wick', price: 24, categories: ['candles'] };
     const upload = await postJson(service.base, '/api/v1/entities/upload', {
       entity_type: 'product',
@@ -127,7 +127,7 @@ describe('rankd run with Redis up', () => {
       entity_ids: ['p1'],
     });
     assert.deepEqual(await get.json(), { entity_type: 'product', entities: { p1: product } });
-    // The example declares price as a number: a string is refused.
+    // The template declares price as a number: a string is refused.
     const wrong = await postJson(service.base, '/api/v1/entities/upload', {
       entity_type: 'product',
       entities: [{ product_id: 'p2', price: 'cheap' }],
@@ -164,7 +164,7 @@ describe('rankd run with Redis down', () => {
         `Redis at 127\\.0\\.0\\.1:${redisPort} is not answering; start it with \`rankd redis --port ${redisPort}\``,
       ),
     );
-    assert.match(service.output(), /rankd serving example/);
+    assert.match(service.output(), /rankd serving shop/);
   });
 
   test('/readyz → 503 naming `rankd redis`', async () => {
@@ -288,7 +288,7 @@ describe('rankd run failures: one line, non-zero exit', () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) =>
       execFile(
         process.execPath,
-        [...CLI, 'run', '--app', 'example/pipelines/main.ts'],
+        [...CLI, 'run', '--app', 'template/pipelines/main.ts'],
         { cwd: ROOT, env: { ...process.env, REDIS_PORT: 'many', MAX_BATCH: '0' } },
         (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
       ),
