@@ -14,6 +14,10 @@ import { fileTimestamp, machineInfo, writeResult } from './lib/results.js';
 /** Every benchmark, in run order. Adding one is one line here plus its module exporting `run`. */
 const BENCHMARKS: Record<string, BenchmarkEntry> = {
   index: { about: 'entity upload/get over HTTP vs MSET/MGET', load: () => import('./index-bench.js') },
+  models: {
+    about: 'GBDT evaluator (500 trees, depth 8) vs onnxruntime-node',
+    load: () => import('./models.js'),
+  },
   'features-load': {
     about: 'rankd features load of 1M JSONL rows: rows/s, peak RSS',
     load: () => import('./features-load.js'),
