@@ -47,12 +47,30 @@ export { FeatureLookupError } from './features/feature-table.js';
 export { cosine, dot, embeddingSimilarity } from './features/similarity.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
+export { featureMatrix } from './models/feature-matrix.js';
+export type { FileModel, FileModelOptions, ReloadResult } from './models/file-model.js';
+export { type GbdtModelOptions, gbdtModel } from './models/gbdt-model.js';
+export { type LinearModelOptions, linearModel } from './models/linear-model.js';
+export { type ChainOptions, chainModels, type ModelChain } from './models/model-chain.js';
+export type { Objective } from './models/objective.js';
+export { type OnnxModelOptions, onnxModel } from './models/onnx-model.js';
+export {
+  type RemoteModel,
+  type RemoteModelOptions,
+  type RemoteModelStats,
+  remoteModel,
+} from './models/remote-model.js';
 export {
   type BusinessLogicStep,
   defineBusinessLogic,
   type ScoredCandidate,
 } from './pipeline/business-logic.js';
-export type { Component } from './pipeline/component.js';
+export type {
+  Component,
+  ComponentContext,
+  ComponentLogger,
+  ProvidedFeatures,
+} from './pipeline/component.js';
 export type { Pipeline } from './pipeline/define-pipeline.js';
 export {
   DEFAULT_MAX_CANDIDATES,

@@ -2,7 +2,7 @@ import { BUILT_IN_ENTITY_TYPES } from '../entities/built-in.js';
 import type { EntityType } from '../entities/define-entity.js';
 import { referencedType } from '../entities/identifier.js';
 import type { FeatureView } from '../features/define-feature-view.js';
-import { initializeComponents } from '../pipeline/component.js';
+import { type ComponentContext, disposeComponents, initializeComponents } from '../pipeline/component.js';
 import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
 import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
 
@@ -35,8 +35,16 @@ export interface RankdApp {
   readonly entityTypes: ReadonlyMap<string, EntityType>;
   readonly featureViews: ReadonlyMap<string, FeatureView>;
   readonly pipelines: readonly PlannedPipeline[];
-  /** Runs every component's `initialize()` once; the server calls it before it listens. */
-  initialize(): Promise<void>;
+  /**
+   * Runs every component's `initialize()` once; the server calls it before it listens, with its
+   * logger in `context`.
+   */
+  initialize(context?: ComponentContext): Promise<void>;
+  /**
+   * Runs every component's `dispose()` once (closes model file watchers, ...); the server calls
+   * it when it closes. Resolves with the failures, each naming its component; never rejects.
+   */
+  close(): Promise<Error[]>;
   /** Marks the object as made by {@link defineApp}, so `rankd run` can tell a wrong export. */
   readonly kind: 'rankd-app';
 }
@@ -104,14 +112,24 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     return { pipeline, plan, route };
   });
   let initialized: Promise<void> | undefined;
+  let closed: Promise<Error[]> | undefined;
+  const components = () => pipelines.flatMap(({ pipeline }) => pipeline.components);
   return {
     name: options.name ?? 'rankd app',
     entityTypes,
     featureViews,
     pipelines,
-    initialize() {
-      initialized ??= initializeComponents(pipelines.flatMap(({ pipeline }) => pipeline.components));
+    initialize(context) {
+      initialized ??= initializeComponents(components(), context);
       return initialized;
+    },
+    close() {
+      // After a failed start too: the components that did initialize may hold watchers.
+      closed ??= (initialized ?? Promise.resolve()).then(
+        () => disposeComponents(components()),
+        () => disposeComponents(components()),
+      );
+      return closed;
     },
     kind: 'rankd-app',
   };

@@ -25,6 +25,8 @@ export const ErrorCode = {
   REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
   /** A value in the index is not one rankd can decode (HTTP 500: the data in Redis is damaged). */
   INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
+  /** The admin model reload route was given a name that is no file-backed model of the app (HTTP 404). */
+  MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
   CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
   /** The app module cannot be loaded or is not a rankd app; raised at start-up. */
@@ -91,6 +93,17 @@ export class UnauthorizedError extends RankdError {
 export class ForbiddenError extends RankdError {
   constructor(message = 'This route needs an admin API key (one listed in ADMIN_API_KEYS)') {
     super(ErrorCode.FORBIDDEN, 403, message);
+  }
+}
+
+/** A model reload asked for a model the app does not have as a file model; lists the ones it has. */
+export class ModelNotFoundError extends RankdError {
+  constructor(name: string, known: readonly string[]) {
+    super(
+      ErrorCode.MODEL_NOT_FOUND,
+      404,
+      `No file-backed model is named ${JSON.stringify(name)}; the app's are: ${known.join(', ') || 'none'}`,
+    );
   }
 }
 

@@ -66,6 +66,36 @@ export class FeatureTable {
    * per-request group): the stored or computed value, else the declared default, else null.
    */
   get(identifiers: readonly Identifier[], name: string): FeatureValue | null {
+    const [groupName, feature, group, spec] = this.#resolve(name);
+    return this.#read(group, groupName, feature, identifiers) ?? spec.default;
+  }
+
+  /**
+   * A reader of feature `name` for many entities: what {@link get} does, with the name resolved
+   * once. Building a model's input matrix reads thousands of cells, where parsing the name for
+   * each would cost more than the reads.
+   */
+  column(name: string): (identifiers: readonly Identifier[]) => FeatureValue | null {
+    const [groupName, feature, group, spec] = this.#resolve(name);
+    const fallback = spec.default;
+    const [type] = group.entityTypes;
+    if (group.entityTypes.length !== 1) {
+      return (identifiers) => this.#read(group, groupName, feature, identifiers) ?? fallback;
+    }
+    // One entity per row, of the right type: the key is its id, no checks left to make.
+    return (identifiers) => {
+      const only = identifiers[0];
+      if (identifiers.length !== 1 || only === undefined || only.type !== type)
+        return this.#read(group, groupName, feature, identifiers) ?? fallback;
+      const stored = group.stored.get(only.id);
+      const value = stored
+        ? stored.layout.read(stored.bytes, feature)
+        : group.computed.get(only.id)?.[feature];
+      return value ?? fallback;
+    };
+  }
+
+  #resolve(name: string): [groupName: string, feature: string, group: Group, spec: FeatureSpec] {
     const [groupName, feature] = splitName(name);
     const group = this.#groups.get(groupName);
     if (group === undefined) {
@@ -79,13 +109,19 @@ export class FeatureTable {
         `${groupName} has no feature ${JSON.stringify(feature)}; it has ${Object.keys(group.specs).join(', ')}`,
       );
     }
+    return [groupName, feature, group, spec];
+  }
+
+  #read(
+    group: Group,
+    groupName: string,
+    feature: string,
+    identifiers: readonly Identifier[],
+  ): FeatureValue | null | undefined {
     const key = this.#keyFor(group, groupName, identifiers);
-    let value: FeatureValue | null | undefined;
-    if (key !== undefined) {
-      const stored = group.stored.get(key);
-      value = stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
-    }
-    return value ?? spec.default;
+    if (key === undefined) return undefined;
+    const stored = group.stored.get(key);
+    return stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
   }
 
   #keyFor(group: Group, groupName: string, identifiers: readonly Identifier[]): string | undefined {

@@ -14,6 +14,7 @@ import { registerFeatureDeleteRoute } from './routes/features-delete.js';
 import { registerFeatureGetRoute } from './routes/features-get.js';
 import { registerFeatureUploadRoute } from './routes/features-upload.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerModelReloadRoute } from './routes/models-reload.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
 
@@ -40,7 +41,8 @@ declare module 'fastify' {
 /**
  * Builds the HTTP server: routes, docs, access control and error handling, on a Redis connection
  * that is opened in the background (Redis being down is answered with 503s, not a failed start).
- * It never listens: `startServer` does, and tests use `server.inject()`. Closing the server closes Redis.
+ * It never listens: `startServer` does, and tests use `server.inject()`. Closing the server closes
+ * the app's components (model file watchers) and Redis.
  */
 export async function buildServer(options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const config = options.config ?? loadConfig();
@@ -66,7 +68,11 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   );
   const services: Services = { config, app, redis, index, features };
   server.decorate('rankd', services);
-  server.addHook('onClose', async () => redis.close());
+  server.addHook('onClose', async () => {
+    // Components first (model file watchers, sessions): nothing may reload into a closed server.
+    for (const failure of await app.close()) server.log.warn(failure.message);
+    await redis.close();
+  });
 
   installErrorHandling(server);
   installAccessControl(server, config);
@@ -79,12 +85,14 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   registerFeatureGetRoute(server, services);
   registerFeatureDeleteRoute(server, services);
   registerPipelineRoutes(server, services);
+  registerModelReloadRoute(server, services);
   await options.extraRoutes?.(server, services);
 
   redis.connect();
   try {
-    await app.initialize();
+    await app.initialize({ log: server.log });
   } catch (error) {
+    await app.close();
     await redis.close();
     throw new AppLoadError(`The app ${app.name} failed to start: ${(error as Error).message}`, error);
   }

@@ -2,7 +2,7 @@ import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import { featureSpecOf } from '../features/feature-kind.js';
 import { splitName } from '../features/feature-table.js';
-import type { Component } from './component.js';
+import { allComponents, type Component, type ProvidedFeatures } from './component.js';
 
 /** What a pipeline needs before its code runs: stored views to read, real-time groups to compute. */
 export interface FeaturePlan {
@@ -14,6 +14,11 @@ export interface FeaturePlan {
  * Resolves every feature name the components and real-time groups declare against the app's
  * feature views and the pipeline's real-time groups. An unknown group or feature stops the start
  * with a message naming the component, so a typo never becomes a silent null.
+ *
+ * Groups that components provide themselves (a model chain's `<model>:score`) resolve too, but
+ * only for components: real-time features run before any component, so they cannot read them.
+ * When the values are there is the providing component's business (a chain checks that a model
+ * reads only the scores of models before it).
  */
 export function planFeatures(
   pipeline: string,
@@ -29,13 +34,24 @@ export function planFeatures(
     }
     realtimeByName.set(group.name, group);
   }
+  const providedByName = new Map<string, ProvidedFeatures>();
+  for (const component of allComponents(components)) {
+    for (const group of component.provides ?? []) {
+      if (viewsByName.has(group.name) || realtimeByName.has(group.name) || providedByName.has(group.name)) {
+        throw new TypeError(
+          `${pipeline}: ${component.name} computes features named ${group.name}:..., but another feature group has that name`,
+        );
+      }
+      providedByName.set(group.name, group);
+    }
+  }
   const stored = new Set<FeatureView>();
-  const wanted: Array<[string, string]> = [];
+  const wanted: Array<[owner: string, name: string, mayReadProvided: boolean]> = [];
   for (const component of components)
-    for (const name of component.features ?? []) wanted.push([component.name, name]);
+    for (const name of component.features ?? []) wanted.push([component.name, name, true]);
   for (const group of realtime)
-    for (const name of group.requires) wanted.push([`real-time features ${group.name}`, name]);
-  for (const [owner, name] of wanted) {
+    for (const name of group.requires) wanted.push([`real-time features ${group.name}`, name, false]);
+  for (const [owner, name, mayReadProvided] of wanted) {
     let groupName: string;
     let feature: string;
     try {
@@ -45,8 +61,14 @@ export function planFeatures(
     }
     const view = viewsByName.get(groupName);
     const group = realtimeByName.get(groupName);
-    const specs = view?.features ?? group?.features;
+    const provided = mayReadProvided ? providedByName.get(groupName) : undefined;
+    const specs = view?.features ?? group?.features ?? provided?.features;
     if (specs === undefined) {
+      if (providedByName.has(groupName)) {
+        throw new TypeError(
+          `${pipeline}: ${owner} needs ${name}, but ${groupName} is computed by a model while the pipeline runs, after real-time features`,
+        );
+      }
       throw new TypeError(
         `${pipeline}: ${owner} needs ${name}, but no feature view or real-time feature group is named ${groupName} ` +
           `(views: ${[...viewsByName.keys()].join(', ') || 'none'}; real-time: ${[...realtimeByName.keys()].join(', ') || 'none'})`,

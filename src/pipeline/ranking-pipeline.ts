@@ -130,6 +130,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       const request = context.request as RankingRequest;
       const events = request.include_events ? new EventRecorder(request.request_id, route) : undefined;
       const candidates = request.candidates as Array<EntityOf<E>>;
+      // Read before scoring, in the same synchronous step: a file model takes its loaded file at
+      // the start of score(), so a hot reload cannot slip in between and mislabel the events.
+      const modelVersion = model.version ?? null;
       const scores = await model.score(candidates, request);
       let scored: Array<ScoredCandidate<E>> = candidates.map((entity, i) => ({
         entity,
@@ -140,7 +143,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         for (const c of scored) {
           events.add('MODEL', {
             model_name: model.name,
-            model_version: model.version ?? null,
+            model_version: modelVersion,
             model_output: String(c.score),
             entity_identifier: c.id,
             entity_identifier_type: options.candidate.name,

@@ -28,6 +28,7 @@ const descriptions: Record<number, string> = {
   400: 'Malformed request (for example, invalid JSON)',
   401: 'Missing or unknown API key',
   403: 'The API key lacks the admin right',
+  404: 'No such resource; the message says what exists',
   413: 'Body larger than BODY_LIMIT',
   415: 'Body is not application/json',
   422: 'The body does not match the schema; `detail` lists each problem',

@@ -4,8 +4,8 @@
  * and computed, the model scores, business logic adjusts, and one page comes back.
  * @module
  */
-import { defineRankingPipeline, UserEntity } from 'rankd';
-import { SoldOutDemotion } from './business-logic.js';
+import { defineRankingPipeline, Type, UserEntity } from 'rankd';
+import { FeaturedBrand, InStockOnly, SoldOutDemotion } from './business-logic.js';
 import { RankingModel } from './models.js';
 import { ProductFacts, TextMatch, UserAffinity } from './realtime-features.js';
 import { Product } from './schemas.js';
@@ -16,7 +16,16 @@ export const MyRankingPipeline = defineRankingPipeline({
   path: '/ranking',
   candidate: Product,
   entities: { user: UserEntity },
+  fields: {
+    in_stock_only: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'Leave sold-out products out instead of ranking them low',
+      }),
+    ),
+  },
   realtimeFeatures: [TextMatch, ProductFacts, UserAffinity],
   model: RankingModel,
-  businessLogic: [SoldOutDemotion],
+  // In order: drop what must not be shown, then adjust scores.
+  businessLogic: [InStockOnly, SoldOutDemotion, FeaturedBrand],
 });

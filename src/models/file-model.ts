@@ -1,0 +1,276 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import { CONSOLE_LOGGER, type ComponentContext, type ComponentLogger } from '../pipeline/component.js';
+import type { Model, Scores } from './define-model.js';
+import { type FileWatch, watchFile } from './file-watch.js';
+import { type ModelFile, modelPath, readFailure, readModelFile } from './model-file.js';
+import type { ModelSnapshot, SnapshotSource } from './snapshot.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** How long a model file must stay unchanged before it is reloaded: a copy in progress is not read. */
+export const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
+
+/** Options every file-backed model takes. */
+export interface FileModelOptions<E extends EntityType = EntityType> {
+  /** Shown in MODEL events and in the admin reload route. */
+  name: string;
+  /** The model file: a path (relative to the working directory) or a `file:` URL. */
+  file: string | URL;
+  /** Reload when the file changes. @defaultValue `true` */
+  watch?: boolean;
+  /** How long the file must stay unchanged before a reload. @defaultValue 200 (ms) */
+  debounceMs?: number;
+  /** Only types `score`'s entities. */
+  entity?: E;
+}
+
+/** What one kind of file model (linear, GBDT, ONNX) does with its files. */
+export interface FileModelKind<T> {
+  /** Turns a file into an evaluator; throws an Error saying what is wrong with it. */
+  load(file: ModelFile): MaybePromise<T>;
+  score(evaluator: T, entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
+  /** Frees an evaluator that a reload replaced, once the last request using it is done. */
+  release?(evaluator: T): MaybePromise<void>;
+}
+
+/** What a reload did. */
+export interface ReloadResult {
+  readonly name: string;
+  readonly file: string;
+  /** `unchanged`: the file has the bytes already loaded, nothing was swapped. */
+  readonly status: 'reloaded' | 'failed' | 'unchanged';
+  /** The version serving after the reload: the new one, or the kept one. */
+  readonly version: string | null;
+  /** Why a failed reload failed; the previous version keeps serving. */
+  readonly error?: string;
+}
+
+/** A model whose parameters come from a file, reloaded when the file changes. See docs/models.md. */
+export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
+  readonly kind: 'file-model';
+  /** Absolute path of the model file. */
+  readonly file: string;
+  readonly features: readonly string[];
+  /** The version serving: from the file's mtime, size and content hash; undefined before `initialize()`. */
+  readonly version: string | undefined;
+  /** The outcome of the latest reload (by watch or by the admin route). */
+  readonly lastReload: ReloadResult | undefined;
+  /** Loads the file again and swaps it in if it loads; never rejects. */
+  reload(): Promise<ReloadResult>;
+  /** Loads the file (once; later calls return the same promise) and starts watching it. */
+  initialize(context?: ComponentContext): Promise<void>;
+  /** Stops watching; the loaded file is freed once no request uses it. */
+  dispose(): Promise<void>;
+}
+
+/** Whether a component is a {@link FileModel}. */
+export function isFileModel(value: unknown): value is FileModel {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'file-model';
+}
+
+/** One loaded file: the evaluator and who still uses it. */
+interface Loaded<T> {
+  readonly evaluator: T;
+  readonly file: ModelFile;
+  /** Snapshots taken and not yet done: requests scoring with it. */
+  holds: number;
+  /** Replaced (or the model closed): free it when `holds` falls to 0. */
+  retired: boolean;
+}
+
+function reasonOf(error: unknown, path: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // Loaders that name the file themselves (the GBDT parser) are not named twice.
+  return message.startsWith(`${path}: `) ? message.slice(path.length + 2) : message;
+}
+
+/**
+ * The hot-reload mechanism every file model shares. The loaded file is held in one field and
+ * replaced in one assignment; a request takes it once, at the start of `score()`, so requests
+ * in flight during a reload finish on the file they started with. A reload loads the new file
+ * completely before swapping; if it fails, the old one stays and the result says why.
+ */
+class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
+  readonly kind = 'file-model' as const;
+  readonly name: string;
+  readonly file: string;
+  readonly features: readonly string[];
+  #lastReload: ReloadResult | undefined;
+  readonly #kind: FileModelKind<T>;
+  readonly #watch: boolean;
+  readonly #debounceMs: number;
+  #current: Loaded<T> | undefined;
+  #log: ComponentLogger = CONSOLE_LOGGER;
+  #initialized: Promise<void> | undefined;
+  #watcher: FileWatch | undefined;
+  #disposed = false;
+  /** Reloads run one after another: a watch and the admin route never load concurrently. */
+  #reloads: Promise<unknown> = Promise.resolve();
+
+  constructor(options: FileModelOptions<E>, features: readonly string[], kind: FileModelKind<T>) {
+    this.name = options.name;
+    this.file = modelPath(options.file);
+    this.features = features;
+    this.#kind = kind;
+    this.#watch = options.watch ?? true;
+    this.#debounceMs = options.debounceMs ?? DEFAULT_RELOAD_DEBOUNCE_MS;
+  }
+
+  get version(): string | undefined {
+    return this.#current?.file.version;
+  }
+
+  get lastReload(): ReloadResult | undefined {
+    return this.#lastReload;
+  }
+
+  initialize(context?: ComponentContext): Promise<void> {
+    this.#initialized ??= this.#initialize(context);
+    return this.#initialized;
+  }
+
+  async #initialize(context?: ComponentContext): Promise<void> {
+    if (context) this.#log = context.log;
+    this.#current = await this.#load();
+    if (this.#watch && !this.#disposed) {
+      this.#watcher = watchFile(
+        this.file,
+        this.#debounceMs,
+        () => void this.reload(),
+        (error) => this.#log.warn(`model ${this.name}: watching ${this.file} failed: ${error.message}`),
+      );
+    }
+  }
+
+  async #load(): Promise<Loaded<T>> {
+    let file: ModelFile;
+    try {
+      file = await readModelFile(this.file);
+    } catch (error) {
+      throw new Error(`cannot read model file ${this.file}: ${readFailure(error)}`, { cause: error });
+    }
+    try {
+      return { evaluator: await this.#kind.load(file), file, holds: 0, retired: false };
+    } catch (error) {
+      throw new Error(`cannot load model file ${this.file}: ${reasonOf(error, this.file)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  #hold(loaded: Loaded<T>): Loaded<T> {
+    loaded.holds++;
+    return loaded;
+  }
+
+  #letGo(loaded: Loaded<T>): void {
+    loaded.holds--;
+    if (loaded.retired && loaded.holds === 0 && this.#kind.release) {
+      Promise.resolve()
+        .then(() => this.#kind.release?.(loaded.evaluator))
+        .catch((error: unknown) =>
+          this.#log.warn(`model ${this.name}: freeing version ${loaded.file.version} failed: ${error}`),
+        );
+    }
+  }
+
+  snapshot(): ModelSnapshot {
+    const loaded = this.#current;
+    if (loaded === undefined)
+      throw new Error(`model ${this.name} is not loaded: the app's initialize() has not run`);
+    this.#hold(loaded);
+    let done = false;
+    return {
+      version: loaded.file.version,
+      score: (entities, request) => this.#kind.score(loaded.evaluator, entities, request),
+      done: () => {
+        if (done) return;
+        done = true;
+        this.#letGo(loaded);
+      },
+    };
+  }
+
+  async score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): Promise<Scores> {
+    const snapshot = this.snapshot();
+    try {
+      return await snapshot.score(entities, request);
+    } finally {
+      snapshot.done();
+    }
+  }
+
+  reload(): Promise<ReloadResult> {
+    const result = this.#reloads.then(() => this.#reloadNow());
+    this.#reloads = result;
+    return result;
+  }
+
+  async #reloadNow(): Promise<ReloadResult> {
+    const current = this.#current;
+    const base = { name: this.name, file: this.file };
+    if (current === undefined || this.#disposed) {
+      return this.#record({
+        ...base,
+        status: 'failed',
+        version: current?.file.version ?? null,
+        error: this.#disposed ? 'the model is closed' : 'the model is not loaded: initialize() has not run',
+      });
+    }
+    let next: Loaded<T>;
+    try {
+      const file = await readModelFile(this.file).catch((error: unknown) => {
+        throw new Error(`cannot read model file ${this.file}: ${readFailure(error)}`);
+      });
+      if (file.hash === current.file.hash)
+        return this.#record({ ...base, status: 'unchanged', version: current.file.version });
+      next = { evaluator: await this.#kind.load(file), file, holds: 0, retired: false };
+    } catch (error) {
+      const reason = reasonOf(error, this.file);
+      this.#log.warn(
+        `model ${this.name}: reloading ${this.file} failed, version ${current.file.version} keeps serving: ${reason}`,
+      );
+      return this.#record({ ...base, status: 'failed', version: current.file.version, error: reason });
+    }
+    if (this.#disposed) {
+      this.#retire(next);
+      return this.#record({ ...base, status: 'failed', version: null, error: 'the model is closed' });
+    }
+    this.#current = next;
+    this.#retire(current);
+    this.#log.info(`model ${this.name}: loaded ${this.file}, version ${next.file.version}`);
+    return this.#record({ ...base, status: 'reloaded', version: next.file.version });
+  }
+
+  #retire(loaded: Loaded<T>): void {
+    loaded.retired = true;
+    // Held once more and let go, so a file nobody is using is freed now, by the usual path.
+    this.#letGo(this.#hold(loaded));
+  }
+
+  #record(result: ReloadResult): ReloadResult {
+    this.#lastReload = result;
+    return result;
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await this.#initialized?.catch(() => undefined);
+    this.#watcher?.close();
+    await this.#reloads;
+    if (this.#current) this.#retire(this.#current);
+  }
+}
+
+/** Makes a file model of one kind: the options, the features it reads and what to do with files. */
+export function fileModel<T, E extends EntityType = EntityType>(
+  options: FileModelOptions<E>,
+  features: readonly string[],
+  kind: FileModelKind<T>,
+): FileModel<E> {
+  if (typeof options.name !== 'string' || options.name === '')
+    throw new TypeError('A file model needs a name');
+  return new FileBackedModel(options, features, kind);
+}

@@ -1,0 +1,87 @@
+import type { EntityType } from '../entities/define-entity.js';
+import { featureMatrix } from './feature-matrix.js';
+import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
+import { parseGbdtModel } from './gbdt/load-gbdt.js';
+import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
+import { type Objective, objectiveOf } from './objective.js';
+
+/** How {@link gbdtModel} is configured. */
+export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
+  /**
+   * The model's input columns, in training order: column `i` is `features[i]` (`group:feature`).
+   * Their number must be the model's; names stored in the file must match (see docs/models.md).
+   */
+  features: readonly string[];
+  /**
+   * `raw`: the margin (sum of the trees); `sigmoid`: 1 / (1 + e^-margin).
+   * @defaultValue the model file's own objective (e.g. a sigmoid for `binary:logistic`)
+   */
+  objective?: Objective;
+}
+
+/** Names that say nothing about the feature (XGBoost's `f3`, LightGBM's `Column_3`), never compared. */
+const POSITIONAL_NAME = /^(?:f|Column_)\d+$/;
+
+/**
+ * Whether a name stored in the model file stands for `feature` (`group:feature`): the same name,
+ * the part after the colon, or the name with each non-alphanumeric character as `_` (LightGBM
+ * refuses `:` in feature names, so trainers write `product_stats_ctr_7d`).
+ */
+function sameFeature(stored: string, feature: string): boolean {
+  if (POSITIONAL_NAME.test(stored) || stored === feature) return true;
+  if (stored === feature.slice(feature.indexOf(':') + 1)) return true;
+  return stored === feature.replace(/[^A-Za-z0-9]/g, '_');
+}
+
+/** Checks the listed features against the ensemble's; throws saying which differ. */
+function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): void {
+  if (ensemble.numFeatures !== features.length) {
+    throw new Error(
+      `the model has ${ensemble.numFeatures} input features, but ${features.length} are listed in \`features\``,
+    );
+  }
+  const stored = ensemble.featureNames;
+  if (stored === undefined) return;
+  const differ = features.flatMap((feature, i) => {
+    const name = stored[i];
+    return name === undefined || sameFeature(name, feature)
+      ? []
+      : [`column ${i}: the file says ${JSON.stringify(name)}, \`features\` says ${JSON.stringify(feature)}`];
+  });
+  if (differ.length > 0) {
+    throw new Error(
+      `the feature names in the file differ from \`features\` (same order expected): ${differ.join('; ')}`,
+    );
+  }
+}
+
+/**
+ * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text
+ * model (`model.txt`), evaluated in TypeScript: one batch of candidates per call, missing values
+ * (null, non-numbers) as NaN, following the library's own missing-value rules. Reloaded when the
+ * file changes (see docs/models.md).
+ *
+ * @example
+ * ```ts
+ * gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d', 'text_match:title'] })
+ * ```
+ */
+export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelOptions<E>): FileModel<E> {
+  const features = [...options.features];
+  const objective = options.objective;
+  const transform =
+    objective === undefined ? undefined : objectiveOf(objective, `gbdt model ${options.name}`);
+  return fileModel<TreeEnsemble, E>(options, features, {
+    load(file) {
+      const ensemble = parseGbdtModel(file.bytes.toString('utf8'), file.path);
+      checkFeatures(ensemble, features);
+      return ensemble;
+    },
+    score(ensemble, entities) {
+      const matrix = featureMatrix(entities, features);
+      // `predict` applies the file's objective; a chosen one starts from the margins.
+      if (transform === undefined) return ensemble.predict(matrix, entities.length, features.length);
+      return transform(ensemble.predictMargin(matrix, entities.length, features.length));
+    },
+  });
+}

@@ -1,0 +1,166 @@
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import { Feature } from '../features/feature-kind.js';
+import { splitName } from '../features/feature-table.js';
+import {
+  allComponents,
+  type Component,
+  type ComponentContext,
+  disposeComponents,
+  initializeComponents,
+  type ProvidedFeatures,
+} from '../pipeline/component.js';
+import { currentContext } from '../pipeline/request-context.js';
+import type { Model, Scores } from './define-model.js';
+import { type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
+
+/** The one feature a chain records per model: its score; no score (null, NaN) reads as 0, as in the pipeline. */
+const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The model’s score' }) };
+
+/** How {@link chainModels} is configured. */
+export interface ChainOptions<E extends EntityType = EntityType> {
+  /** Shown in MODEL events. */
+  name: string;
+  /** Run in this order; each may read the scores of those before it as `<model name>:score`. */
+  models: ReadonlyArray<Model<E>>;
+  /** Only types `score`'s entities. */
+  entity?: E;
+}
+
+/** A model made of models run in order; its score is the last one's. */
+export interface ModelChain<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
+  readonly kind: 'model-chain';
+  readonly models: ReadonlyArray<Model<E>>;
+  readonly features: readonly string[];
+  readonly provides: readonly ProvidedFeatures[];
+  /** The members' versions, `name@version` joined with ` > `. */
+  readonly version: string;
+  initialize(context?: ComponentContext): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The groups a component and its parts record as they run: a nested chain's members count. */
+function providedNames(component: Component): Set<string> {
+  const names = new Set<string>();
+  for (const part of allComponents([component]))
+    for (const group of part.provides ?? []) names.add(group.name);
+  return names;
+}
+
+/** Throws when a member reads the score of a model that has not run before it. */
+function checkOrder(chain: string, models: readonly Model[]): void {
+  const members = new Map<string, number>();
+  models.forEach((model, i) => {
+    if (model.name.includes(':'))
+      throw new TypeError(`chain ${chain}: model name ${JSON.stringify(model.name)} must not contain ':'`);
+    if (members.has(model.name))
+      throw new TypeError(`chain ${chain}: two models are named ${JSON.stringify(model.name)}`);
+    members.set(model.name, i);
+    for (const group of providedNames(model)) members.set(group, i);
+  });
+  models.forEach((model, i) => {
+    for (const name of model.features ?? []) {
+      const [group, feature] = splitName(name);
+      const at = members.get(group);
+      if (at === undefined) continue;
+      if (at >= i) {
+        throw new TypeError(
+          `chain ${chain}: ${model.name} reads ${name}, but ${group} runs ${at === i ? 'as' : 'after'} ${model.name}: ` +
+            'a model may read the scores of the models before it only',
+        );
+      }
+      if (feature !== 'score')
+        throw new TypeError(
+          `chain ${chain}: ${model.name} reads ${name}; a chain records only ${group}:score`,
+        );
+    }
+  });
+}
+
+function versionOf(
+  parts: ReadonlyArray<{ readonly version?: string | undefined }>,
+  models: readonly Model[],
+) {
+  return parts.map((part, i) => `${models[i]?.name}@${part.version ?? '-'}`).join(' > ');
+}
+
+/**
+ * Chains models: each runs on the same entities in turn, and its score becomes the real-time
+ * feature `<model name>:score` of each entity, which the models after it (and business-logic
+ * steps) may list in their `features` and read with getFeature. The chain's score is the last
+ * model's. Every member's file version is taken when the chain starts scoring, so a hot reload
+ * during a request does not mix versions.
+ *
+ * @example
+ * ```ts
+ * chainModels({ name: 'ranker', models: [ctrModel, gbdtModel({ ..., features: ['ctr_model:score', ...] })] })
+ * ```
+ */
+export function chainModels<E extends EntityType = EntityType>(options: ChainOptions<E>): ModelChain<E> {
+  const models = [...options.models];
+  if (models.length === 0) throw new TypeError(`chain ${options.name}: give at least one model`);
+  checkOrder(options.name, models);
+  const features = [...new Set(models.flatMap((m) => m.features ?? []))];
+  const provides = models.map((m) => ({ name: m.name, features: SCORE_FEATURES }));
+
+  const run = async (
+    snapshots: readonly ModelSnapshot[],
+    entities: readonly object[],
+    request: RankdRequest,
+  ): Promise<Scores> => {
+    const context = currentContext();
+    const type = entities[0] === undefined ? undefined : context.identify(entities[0]).type;
+    let scores: Scores = [];
+    for (const [i, snapshot] of snapshots.entries()) {
+      scores = await snapshot.score(entities, request);
+      if (type === undefined) continue;
+      // Recorded for the last model too: business logic may read it under the model's name.
+      const group = models[i]?.name as string;
+      context.features.declare(group, SCORE_FEATURES, [type]);
+      entities.forEach((entity, row) => {
+        const score = scores[row];
+        context.features.putComputed(group, [context.identify(entity).id], {
+          score: typeof score === 'number' && Number.isFinite(score) ? score : null,
+        });
+      });
+    }
+    return scores;
+  };
+  const snapshot = (): ModelSnapshot => {
+    // Every member is taken now, before the first one runs: one version each for the whole request.
+    const snapshots = models.map(snapshotOf);
+    return {
+      version: versionOf(snapshots, models),
+      score: (entities, request) => run(snapshots, entities, request),
+      done: () => {
+        for (const member of snapshots) member.done();
+      },
+    };
+  };
+
+  return {
+    kind: 'model-chain',
+    name: options.name,
+    models,
+    features,
+    provides,
+    parts: models,
+    get version() {
+      return versionOf(models, models);
+    },
+    snapshot,
+    initialize: (context?: ComponentContext) => initializeComponents(models, context),
+    async dispose() {
+      const failures = await disposeComponents(models);
+      if (failures[0]) throw failures[0];
+    },
+    async score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest) {
+      const taken = snapshot();
+      try {
+        return await taken.score(entities, request);
+      } finally {
+        taken.done();
+      }
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import type { EntityType } from '../entities/define-entity.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { Model, Scores } from './define-model.js';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * A model as it is at one moment: its version and a scorer bound to that version, which a hot
+ * reload does not change. `done()` says the snapshot will not be used again, so an evaluator
+ * replaced meanwhile can be freed.
+ */
+export interface ModelSnapshot {
+  readonly version: string | undefined;
+  score(entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
+  done(): void;
+}
+
+/** A model that can hand out {@link ModelSnapshot}s (file models, chains). */
+export interface SnapshotSource {
+  snapshot(): ModelSnapshot;
+}
+
+function hasSnapshots(model: object): model is SnapshotSource {
+  return typeof (model as Partial<SnapshotSource>).snapshot === 'function';
+}
+
+/**
+ * A snapshot of any model: its own when it can take one, else the model itself (whose version
+ * cannot change under a request unless the app changes it).
+ */
+export function snapshotOf<E extends EntityType>(model: Model<E>): ModelSnapshot {
+  if (hasSnapshots(model)) return model.snapshot();
+  return {
+    version: model.version,
+    score: (entities, request) => model.score(entities as Parameters<Model<E>['score']>[0], request),
+    done: () => undefined,
+  };
+}
