@@ -80,8 +80,9 @@ export class RequestContext {
  * still see the request the server runs. A context from another copy is used structurally.
  */
 const STORAGE_KEY = Symbol.for('rankd.requestContext');
-const storage: AsyncLocalStorage<RequestContext> = ((globalThis as Record<symbol, unknown>)[STORAGE_KEY] ??=
-  new AsyncLocalStorage<RequestContext>()) as AsyncLocalStorage<RequestContext>;
+const shared = globalThis as Record<symbol, AsyncLocalStorage<RequestContext> | undefined>;
+const storage: AsyncLocalStorage<RequestContext> = shared[STORAGE_KEY] ?? new AsyncLocalStorage<RequestContext>();
+shared[STORAGE_KEY] = storage;
 
 /** Runs `fn` with `context` as the current request context. */
 export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): Promise<T> {
