@@ -60,6 +60,10 @@ export {
   type RemoteModelStats,
   remoteModel,
 } from './models/remote-model.js';
+export type { LogStream } from './observability/logging.js';
+export type { EventCounts, RankdMetrics } from './observability/metrics.js';
+export { reportModelReload } from './observability/model-reloads.js';
+export type { SpanExporterLike } from './observability/tracing.js';
 export {
   type BusinessLogicStep,
   defineBusinessLogic,
@@ -90,4 +94,5 @@ export {
   defineSingleEntityPipeline,
   type SingleEntityPipelineOptions,
 } from './pipeline/single-entity-pipeline.js';
+export type { PipelineStage, StageObserver } from './pipeline/stage-timing.js';
 export { VERSION } from './version.js';

@@ -14,11 +14,23 @@ const ALIASES: Record<string, keyof Config> = {
 };
 
 const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS']);
-const INTEGER_KEYS = new Set<string>(
-  Object.entries(ConfigSchema.properties)
-    .filter(([, s]) => (s as { type?: unknown }).type === 'integer')
-    .map(([k]) => k),
-);
+const keysOfType = (type: string) =>
+  new Set<string>(
+    Object.entries(ConfigSchema.properties)
+      .filter(([, s]) => (s as { type?: unknown }).type === type)
+      .map(([k]) => k),
+  );
+const INTEGER_KEYS = keysOfType('integer');
+const BOOLEAN_KEYS = keysOfType('boolean');
+/** Spellings of a boolean setting: the usual ones of environment files. */
+const BOOLEAN_WORDS: Record<string, boolean> = {
+  true: true,
+  '1': true,
+  yes: true,
+  false: false,
+  '0': false,
+  no: false,
+};
 
 /**
  * Reads `.env` then `.env.prod` from `dir` (the later file wins, as in the predecessor); the
@@ -63,6 +75,10 @@ export function loadConfig(
       // Number('') and Number(' 12 ') are too lenient for a port; accept plain digits only.
       if (/^\d+$/.test(value.trim())) raw[name] = Number(value.trim());
       else problems.push(`${name}=${JSON.stringify(value)}: expected a whole number`);
+    } else if (BOOLEAN_KEYS.has(name)) {
+      const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+      if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
+      else raw[name] = flag;
     } else {
       raw[name] = value;
     }

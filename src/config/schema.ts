@@ -34,13 +34,35 @@ export const ConfigSchema = Type.Object({
   API_KEYS: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** Comma-separated keys that may also call admin routes. */
   ADMIN_API_KEYS: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
-  /** `development` logs pretty lines; anything else logs JSON. @defaultValue `development` */
+  /**
+   * `development` logs pretty lines when stdout is a terminal; anything else (or output to a file
+   * or pipe) logs JSON lines. @defaultValue `development`
+   */
   ENVIRONMENT: Type.String({ default: 'development' }),
   /** pino log level. @defaultValue `info` */
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
+  /** Serve `GET /metrics` (Prometheus) and keep the metrics behind it. @defaultValue `true` */
+  METRICS_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * Who may read `/metrics`: `public` (scrapers rarely hold app keys; keep the port private
+   * instead) or `key` (an API key, like the API routes). @defaultValue `public`
+   */
+  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'public' }),
+  /**
+   * OpenTelemetry spans per request and per pipeline stage. Off: no OpenTelemetry package is even
+   * loaded. On: needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and
+   * `@opentelemetry/exporter-trace-otlp-http` for OTLP). @defaultValue `false`
+   */
+  OTEL_ENABLED: Type.Boolean({ default: false }),
+  /** Where spans go when tracing is on: OTLP over HTTP, or the console. @defaultValue `otlp` */
+  OTEL_EXPORTER: Type.Union([Type.Literal('otlp'), Type.Literal('console')], { default: 'otlp' }),
+  /** Base URL of the OTLP/HTTP receiver; spans are POSTed to `<it>/v1/traces`. @defaultValue `http://localhost:4318` */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ default: 'http://localhost:4318', pattern: '^https?://' }),
+  /** `service.name` of the spans. @defaultValue `rankd` */
+  OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
 });
 
 /** The validated, frozen configuration every part of rankd reads. */

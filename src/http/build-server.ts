@@ -3,6 +3,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
+import { installHttpMetrics } from '../observability/http-metrics.js';
+import {
+  installRequestIdHeader,
+  type LogStream,
+  loggerOptions,
+  requestIdOf,
+} from '../observability/logging.js';
+import { RankdMetrics } from '../observability/metrics.js';
+import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
 import { createStores } from '../redis/stores.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
@@ -29,6 +38,13 @@ export interface BuildServerOptions {
    * access control (`config: { access }`) and error handling as rankd's own routes.
    */
   extraRoutes?: (server: FastifyInstance, services: Services) => void | Promise<void>;
+  /** Where log lines go, as JSON, instead of stdout (tests read them). @defaultValue stdout */
+  logStream?: LogStream;
+  /**
+   * Where spans go when `OTEL_ENABLED=true`, instead of the exporter `OTEL_EXPORTER` names: an
+   * OpenTelemetry `SpanExporter`, e.g. an `InMemorySpanExporter` in tests.
+   */
+  spanExporter?: SpanExporterLike;
 }
 
 declare module 'fastify' {
@@ -47,27 +63,45 @@ declare module 'fastify' {
 export async function buildServer(options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const config = options.config ?? loadConfig();
   const app = options.app ?? defineApp();
+  // First, as it may fail (tracing on without the SDK installed) before anything is started.
+  const tracing = config.OTEL_ENABLED ? await RequestTracing.start(config, options.spanExporter) : undefined;
   const server = Fastify({
-    logger: config.LOG_LEVEL === 'silent' ? false : { level: config.LOG_LEVEL },
+    logger: await loggerOptions(config, options.logStream),
     bodyLimit: config.BODY_LIMIT,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    requestIdHeader: 'x-request-id',
+    // The caller's x-request-id when it is a sane one, else a UUID; every log line of the request has it.
+    genReqId: requestIdOf,
   });
   server.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
 
+  const metrics = config.METRICS_ENABLED
+    ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })
+    : undefined;
   // The logger only exists once the server does, hence the callback rather than a logger argument.
-  const { redis, index, features } = createStores(config, (event, detail) =>
-    event === 'ready'
-      ? server.log.info(`Redis connected at ${detail}`)
-      : server.log.warn(
-          `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
-        ),
+  const { redis, index, features } = createStores(
+    config,
+    (event, detail) =>
+      event === 'ready'
+        ? server.log.info(`Redis connected at ${detail}`)
+        : server.log.warn(
+            `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
+          ),
+    metrics?.redis,
   );
-  const services: Services = { config, app, redis, index, features };
+  const stageObserverFor: Services['stageObserverFor'] = tracing
+    ? (request) => tracing.stageObserver(request, metrics?.stages)
+    : () => metrics?.stages;
+  const services: Services = { config, app, redis, index, features, metrics, stageObserverFor };
   server.decorate('rankd', services);
+  server.addHook('onClose', async () => metrics?.close());
+
+  // Before any route: the request metrics hook into each route as it is added.
+  installRequestIdHeader(server);
+  if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
+  tracing?.install(server);
   server.addHook('onClose', async () => {
     // Components first (model file watchers, sessions): nothing may reload into a closed server.
     for (const failure of await app.close()) server.log.warn(failure.message);
@@ -94,6 +128,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   } catch (error) {
     await app.close();
     await redis.close();
+    metrics?.close();
+    await tracing?.shutdown();
     throw new AppLoadError(`The app ${app.name} failed to start: ${(error as Error).message}`, error);
   }
   await server.ready();

@@ -1,7 +1,10 @@
+import type { FastifyRequest } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import type { Config } from '../config/index.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { EntityIndex } from '../index/entity-index.js';
+import type { RankdMetrics } from '../observability/metrics.js';
+import type { StageObserver } from '../pipeline/stage-timing.js';
 import type { RedisConnection } from '../redis/connection.js';
 
 /** What route handlers work with: built once per server by `buildServer`. */
@@ -11,4 +14,8 @@ export interface Services {
   readonly redis: RedisConnection;
   readonly index: EntityIndex;
   readonly features: FeatureStore;
+  /** This server's Prometheus metrics (docs/observability.md); undefined when `METRICS_ENABLED=false`. */
+  readonly metrics: RankdMetrics | undefined;
+  /** What times a request's pipeline stages: metrics, and spans when tracing is on; undefined when neither is. */
+  readonly stageObserverFor: (request: FastifyRequest) => StageObserver | undefined;
 }

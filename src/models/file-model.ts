@@ -1,5 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
+import { reportModelReload } from '../observability/model-reloads.js';
 import { CONSOLE_LOGGER, type ComponentContext, type ComponentLogger } from '../pipeline/component.js';
 import type { Model, Scores } from './define-model.js';
 import { type FileWatch, watchFile } from './file-watch.js';
@@ -251,6 +252,8 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
 
   #record(result: ReloadResult): ReloadResult {
     this.#lastReload = result;
+    // Every attempt, whatever started it (the watch, the admin route), reaches the metrics.
+    reportModelReload(this.name, result.status);
     return result;
   }
 

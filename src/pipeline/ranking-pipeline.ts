@@ -133,7 +133,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       // Read before scoring, in the same synchronous step: a file model takes its loaded file at
       // the start of score(), so a hot reload cannot slip in between and mislabel the events.
       const modelVersion = model.version ?? null;
+      let clock = performance.now();
       const scores = await model.score(candidates, request);
+      clock = context.stageEnded('model', clock);
       let scored: Array<ScoredCandidate<E>> = candidates.map((entity, i) => ({
         entity,
         id: idOf(idField, entity) ?? '',
@@ -172,6 +174,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
           }
         }
       }
+      clock = context.stageEnded('business_logic', clock);
       const [start] = pageSlice(request.candidates.length, paginationOf(request));
       const page = scored.slice(start, start + paginationOf(request).user_page_size);
       if (events) {
@@ -193,6 +196,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         }
       }
       const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
+      context.stageEnded('paginate', clock);
       return events ? { ranked_candidates: ranked, events: events.events } : { ranked_candidates: ranked };
     },
   };

@@ -68,7 +68,9 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     validate() {},
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;
+      const modelStart = performance.now();
       const scores = await options.model.score([entity], context.request);
+      context.stageEnded('model', modelStart);
       const score = scores[0];
       return respond(
         typeof score === 'number' && Number.isFinite(score) ? score : 0,

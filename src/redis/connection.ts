@@ -1,5 +1,6 @@
 import { createClient, RESP_TYPES } from 'redis';
 import { RankdError, RedisUnavailableError } from '../errors/index.js';
+import { type RedisObserver, redisErrorKind } from './observer.js';
 
 /** How to reach Redis and how long to wait for it. */
 export interface RedisConnectionOptions {
@@ -11,6 +12,8 @@ export interface RedisConnectionOptions {
   commandTimeoutMs: number;
   /** Told about connection trouble, once per outage rather than once per retry. */
   onStateChange?: (event: 'ready' | 'lost', detail: string) => void;
+  /** Told how long each command took and how it failed (the server's metrics). */
+  observer?: RedisObserver | undefined;
 }
 
 /** Value as stored: Redis bulk strings come back as Buffers so that binary (LZ4) values survive. */
@@ -83,19 +86,19 @@ export class RedisConnection {
 
   /** Round trip to Redis; throws {@link RedisUnavailableError} when it does not answer. */
   async ping(): Promise<void> {
-    await this.#run(() => this.#client.ping());
+    await this.#run(() => this.#client.ping(), 'ping');
   }
 
   /** Values of `keys`, in order, `null` where a key does not exist. One MGET. */
   async mget(keys: readonly string[]): Promise<StoredValue[]> {
     if (keys.length === 0) return [];
-    return (await this.#run(() => this.#client.mGet(keys as string[]))) as StoredValue[];
+    return (await this.#run(() => this.#client.mGet(keys as string[]), 'mget')) as StoredValue[];
   }
 
   /** Sets every pair in one atomic MSET: all of them or none. A later duplicate key wins. */
   async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
     if (entries.length === 0) return;
-    await this.#run(() => this.#client.mSet(entries as Array<[string, string | Buffer]>));
+    await this.#run(() => this.#client.mSet(entries as Array<[string, string | Buffer]>), 'mset');
   }
 
   /**
@@ -117,18 +120,19 @@ export class RedisConnection {
         else multi.set(key, value, { expiration: { type: 'PXAT', value: Math.ceil(expiresAt) } });
       }
       await multi.exec();
-    });
+    }, 'multi_set');
   }
 
   /** HSETNX: sets a hash field unless it exists. */
   async setFieldIfAbsent(key: string, field: string, value: string): Promise<void> {
-    await this.#run(() => this.#client.hSetNX(key, field, value));
+    await this.#run(() => this.#client.hSetNX(key, field, value), 'hsetnx');
   }
 
   /** HMGET as strings; null where a field is missing. */
   async getFields(key: string, fields: readonly string[]): Promise<Array<string | null>> {
-    const values = (await this.#run(() =>
-      this.#client.hmGet(key, fields as string[]),
+    const values = (await this.#run(
+      () => this.#client.hmGet(key, fields as string[]),
+      'hmget',
     )) as Array<Buffer | null>;
     return values.map((v) => (v === null ? null : v.toString('utf8')));
   }
@@ -143,7 +147,7 @@ export class RedisConnection {
       const multi = this.#client.multi();
       for (const key of keys) multi.del(key);
       return (await multi.exec()) as unknown as number[];
-    });
+    }, 'multi_del');
   }
 
   /** Deletes every key matching `pattern` (SCAN + UNLINK). For tests and admin tools, not the request path. */
@@ -155,7 +159,7 @@ export class RedisConnection {
         if (keys.length > 0) removed += await this.#client.unlink(keys);
       }
       return removed;
-    });
+    }, 'scan_unlink');
   }
 
   /** Closes the connection; pending commands finish first. */
@@ -172,12 +176,24 @@ export class RedisConnection {
     }
   }
 
-  async #run<T>(operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one operation (a command, or one MULTI/EXEC), timing it for the observer under
+   * `command`: two clock readings, none when nothing observes.
+   */
+  async #run<T>(operation: () => Promise<T>, command = 'other'): Promise<T> {
     this.connect();
+    const observer = this.#options.observer;
+    const start = observer === undefined ? 0 : performance.now();
     try {
-      return await operation();
+      const result = await operation();
+      observer?.commandDone(command, (performance.now() - start) / 1000);
+      return result;
     } catch (error) {
       if (error instanceof RankdError) throw error;
+      if (observer !== undefined) {
+        observer.commandDone(command, (performance.now() - start) / 1000);
+        observer.commandFailed(command, redisErrorKind(error));
+      }
       throw new RedisUnavailableError(this.address, error);
     }
   }

@@ -3,6 +3,7 @@ import { FeatureStore } from '../features/feature-store.js';
 import { EntityIndex } from '../index/entity-index.js';
 import { RedisConnection, type RedisConnectionOptions } from './connection.js';
 import { RedisKeys } from './keys.js';
+import type { RedisObserver } from './observer.js';
 
 /** rankd's data in Redis: the connection and the two stores built on it. */
 export interface Stores {
@@ -15,16 +16,19 @@ export interface Stores {
 /**
  * Builds the connection (not yet connected) and the stores from the configuration. The server and
  * the file loaders both come through here, so they address the same keys with the same codec.
+ * `observer` times the connection's commands (the server's metrics).
  */
 export function createStores(
   config: Config,
   onStateChange?: RedisConnectionOptions['onStateChange'],
+  observer?: RedisObserver,
 ): Stores {
   const redis = new RedisConnection({
     url: redisUrlOf(config),
     connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     ...(onStateChange === undefined ? {} : { onStateChange }),
+    observer,
   });
   const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
   return {

@@ -1,0 +1,55 @@
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  onResponseHookHandler,
+} from 'fastify';
+import Type from 'typebox';
+import type { RouteAccess } from '../http/access.js';
+import type { RankdMetrics } from './metrics.js';
+
+/** The route label of requests no route matched (404s): one series, whatever the URL. */
+export const UNKNOWN_ROUTE = 'unknown';
+
+/**
+ * Counts and times every request by route pattern, method and status, and serves `GET /metrics`.
+ * Must be installed before the routes: each route gets its own onResponse hook that already
+ * knows its pattern (reading `request.routeOptions` would build an object per request).
+ */
+export function installHttpMetrics(
+  server: FastifyInstance,
+  metrics: RankdMetrics,
+  access: RouteAccess,
+): void {
+  server.addHook('onRoute', (route) => {
+    const recorder = metrics.httpRoute(route.url);
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      recorder.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    const existing = route.onResponse;
+    route.onResponse = (
+      existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook]
+    ) as onResponseHookHandler[];
+  });
+  // The not-found handler takes no route hooks, so 404s are caught by one global hook.
+  const unknown = metrics.httpRoute(UNKNOWN_ROUTE);
+  server.addHook('onResponse', (request, reply, done) => {
+    if (request.is404) unknown.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  server.get(
+    '/metrics',
+    {
+      config: { access },
+      schema: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (text format); see docs/observability.md',
+        tags: ['observability'],
+        response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }) },
+      },
+    },
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()),
+  );
+}

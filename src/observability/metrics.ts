@@ -1,0 +1,269 @@
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../pipeline/stage-timing.js';
+import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
+import { CountOfHistogram, FastHistogram, type HistogramSeries } from './histogram.js';
+import { onModelReload } from './model-reloads.js';
+
+/**
+ * Request latency buckets, seconds: rankd answers in about 1–50 ms; the top buckets catch
+ * requests that waited on a Redis timeout (`REDIS_COMMAND_TIMEOUT_MS`, 2 s by default).
+ */
+export const HTTP_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** Stage latency buckets, seconds: stages are fractions of a request, from 100 µs up. */
+export const STAGE_DURATION_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
+];
+/** Redis command buckets, seconds: a local round trip is ~100 µs; 2.5 s holds the default timeout. */
+export const REDIS_DURATION_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+/** Candidates per ranking request: up to the default maximum (1000) and beyond for raised limits. */
+export const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+
+/** What an event sink reports (its `stats()`): totals since it started. */
+export interface EventCounts {
+  /** Events written to the sink. */
+  readonly written: number;
+  /** Events dropped: buffer full, or a batch the sink refused. */
+  readonly dropped: number;
+  /** Batches whose write failed. */
+  readonly failedBatches?: number;
+  /** Events waiting in the sink's buffer now. */
+  readonly pending?: number;
+}
+
+/** Latency and count of one route, by method and status; made once per route when it is registered. */
+export class HttpRouteMetrics {
+  readonly #histogram: FastHistogram;
+  readonly #route: string;
+  /** method → status → series: two map look-ups per request, no key string built. */
+  readonly #byMethod = new Map<string, Map<number, HistogramSeries>>();
+
+  constructor(histogram: FastHistogram, route: string) {
+    this.#histogram = histogram;
+    this.#route = route;
+  }
+
+  /** Records one answered request. */
+  record(method: string, status: number, seconds: number): void {
+    let byStatus = this.#byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.#byMethod.set(method, byStatus);
+    }
+    let series = byStatus.get(status);
+    if (series === undefined) {
+      series = this.#histogram.series(this.#route, method, String(status));
+      byStatus.set(status, series);
+    }
+    series.observe(seconds);
+  }
+}
+
+/** A counter that mirrors a total read at scrape time (an event sink's `stats()`). */
+function mirroredCounter(registry: Registry, name: string, help: string, read: () => number | undefined) {
+  let last = 0;
+  return new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      if (now === undefined || now === last) return;
+      // A total that went down belongs to a new sink: start over rather than count backwards.
+      if (now < last) {
+        this.reset();
+        last = 0;
+      }
+      this.inc(now - last);
+      last = now;
+    },
+  });
+}
+
+/**
+ * The Prometheus metrics of one server, in a registry of its own (so servers in one process, as
+ * in tests, never share or clash), all named `rankd_*`, with Node's process metrics. The hot paths
+ * (requests, stages, Redis commands) observe cached series: no labels are looked up or built.
+ */
+export class RankdMetrics {
+  /** The server's registry: rankd's metrics and the process metrics (`rankd_process_*`, `rankd_nodejs_*`). */
+  readonly registry = new Registry();
+  readonly #http: FastHistogram;
+  readonly #stages: FastHistogram;
+  readonly #stageSeries = new Map<string, Record<PipelineStage, HistogramSeries>>();
+  readonly #redis: FastHistogram;
+  readonly #redisSeries = new Map<string, HistogramSeries>();
+  readonly #redisErrors: Record<RedisErrorKind, { inc(value?: number): void }>;
+  readonly #candidates: FastHistogram;
+  readonly #candidateSeries = new Map<string, HistogramSeries>();
+  readonly #modelReloads: Counter<'model' | 'result'>;
+  #eventStats: (() => EventCounts) | undefined;
+  readonly #stopListening: () => void;
+
+  /** `pipelines`: names whose stage series exist from the start, so dashboards show zeros, not gaps. */
+  constructor(options: { pipelines?: readonly string[] } = {}) {
+    const registry = this.registry;
+    collectDefaultMetrics({ register: registry, prefix: 'rankd_' });
+    this.#http = new FastHistogram({
+      name: 'rankd_http_request_duration_seconds',
+      help: 'HTTP request latency, by route pattern (`unknown` for 404s), method and status',
+      labelNames: ['route', 'method', 'status'],
+      buckets: HTTP_DURATION_BUCKETS,
+      registry,
+    });
+    new CountOfHistogram({
+      name: 'rankd_http_requests_total',
+      help: 'HTTP requests answered, by route pattern (`unknown` for 404s), method and status',
+      histogram: this.#http,
+      registry,
+    });
+    this.#stages = new FastHistogram({
+      name: 'rankd_pipeline_stage_duration_seconds',
+      help: 'Time per pipeline stage (hydrate and features overlap: both start with the request)',
+      labelNames: ['pipeline', 'stage'],
+      buckets: STAGE_DURATION_BUCKETS,
+      registry,
+    });
+    this.#redis = new FastHistogram({
+      name: 'rankd_redis_command_duration_seconds',
+      help: 'Redis command latency (a MULTI/EXEC counts as one), failed commands included',
+      labelNames: ['command'],
+      buckets: REDIS_DURATION_BUCKETS,
+      registry,
+    });
+    const redisErrors = new Counter({
+      name: 'rankd_redis_errors_total',
+      help: 'Failed Redis commands: timeout, unavailable (refused, disconnected) or reply (an error answer)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    });
+    this.#redisErrors = {
+      timeout: redisErrors.labels('timeout'),
+      unavailable: redisErrors.labels('unavailable'),
+      reply: redisErrors.labels('reply'),
+    };
+    // At zero from the start: an alert on `increase()` needs the series before the first error.
+    for (const child of Object.values(this.#redisErrors)) child.inc(0);
+    this.#candidates = new FastHistogram({
+      name: 'rankd_candidates_per_request',
+      help: 'Candidates in each ranking request',
+      labelNames: ['pipeline'],
+      buckets: CANDIDATE_BUCKETS,
+      registry,
+    });
+    mirroredCounter(
+      registry,
+      'rankd_events_written_total',
+      'Events written to the sink',
+      () => this.#eventStats?.().written,
+    );
+    mirroredCounter(
+      registry,
+      'rankd_events_dropped_total',
+      'Events dropped: the sink was slow or down and the buffer full, or a batch failed',
+      () => this.#eventStats?.().dropped,
+    );
+    mirroredCounter(
+      registry,
+      'rankd_events_failed_batches_total',
+      'Event batches the sink failed to write',
+      () => this.#eventStats?.().failedBatches,
+    );
+    const stats = () => this.#eventStats?.();
+    new Gauge({
+      name: 'rankd_events_pending',
+      help: "Events waiting in the sink's buffer",
+      registers: [registry],
+      collect: function (this: Gauge) {
+        const pending = stats()?.pending;
+        if (pending !== undefined) this.set(pending);
+      },
+    });
+    this.#modelReloads = new Counter({
+      name: 'rankd_model_reloads_total',
+      help: 'Model reload attempts, by model and result',
+      labelNames: ['model', 'result'] as const,
+      registers: [registry],
+    });
+    this.#stopListening = onModelReload((model, result) => this.modelReloaded(model, result));
+    for (const pipeline of options.pipelines ?? []) this.#stageSeriesOf(pipeline);
+  }
+
+  /** Times pipeline stages (`rankd_pipeline_stage_duration_seconds`). */
+  readonly stages: StageObserver = {
+    stage: (pipeline, stage, start, end) => {
+      this.#stageSeriesOf(pipeline)[stage].observe((end - start) / 1000);
+    },
+  };
+
+  /** Times Redis commands and counts their failures. */
+  readonly redis: RedisObserver = {
+    commandDone: (command, seconds) => {
+      let series = this.#redisSeries.get(command);
+      if (series === undefined) {
+        series = this.#redis.series(command);
+        this.#redisSeries.set(command, series);
+      }
+      series.observe(seconds);
+    },
+    commandFailed: (_command, kind) => {
+      this.#redisErrors[kind].inc();
+    },
+  };
+
+  /** The recorder of one route (a pattern such as `/api/v1/ranking`, never a raw URL). */
+  httpRoute(route: string): HttpRouteMetrics {
+    return new HttpRouteMetrics(this.#http, route);
+  }
+
+  /** Records the size of one ranking request. */
+  candidates(pipeline: string, count: number): void {
+    let series = this.#candidateSeries.get(pipeline);
+    if (series === undefined) {
+      series = this.#candidates.series(pipeline);
+      this.#candidateSeries.set(pipeline, series);
+    }
+    series.observe(count);
+  }
+
+  /**
+   * Makes `rankd_events_written_total`, `rankd_events_dropped_total` and
+   * `rankd_events_failed_batches_total` mirror `stats` (the event sink's totals), read at each
+   * scrape. A later call replaces the source.
+   */
+  registerEventStats(stats: () => EventCounts): void {
+    this.#eventStats = stats;
+  }
+
+  /** Counts a model reload; {@link reportModelReload} reaches here for every server. */
+  modelReloaded(model: string, result: string): void {
+    this.#modelReloads.labels(model, result).inc();
+  }
+
+  /** The Content-Type of {@link render}'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Every metric in Prometheus text format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Stops listening to model reloads (the server is closing). */
+  close(): void {
+    this.#stopListening();
+  }
+
+  #stageSeriesOf(pipeline: string): Record<PipelineStage, HistogramSeries> {
+    let byStage = this.#stageSeries.get(pipeline);
+    if (byStage === undefined) {
+      const made = {} as Record<PipelineStage, HistogramSeries>;
+      for (const stage of PIPELINE_STAGES) made[stage] = this.#stages.series(pipeline, stage);
+      byStage = made;
+      this.#stageSeries.set(pipeline, byStage);
+    }
+    return byStage;
+  }
+}
