@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 
 function portParser(min: number) {
@@ -39,4 +40,17 @@ export function redisDirOption(): Option {
     '--dir <dir>',
     "Redis data directory, holding the AOF files, redis.log and redis.pid (default: rankd's data directory, redis-<port>)",
   );
+}
+
+/** The most workers `--workers` accepts: far past any machine's cores, short of a typo's `1000`. */
+export const MAX_WORKERS = 256;
+
+/** Parses `--workers`: a count from 1 to {@link MAX_WORKERS}, or `auto` for one per available core. */
+export function parseWorkers(value: string): number {
+  if (value === 'auto') return Math.min(availableParallelism(), MAX_WORKERS);
+  const count = /^\d{1,3}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(count >= 1 && count <= MAX_WORKERS)) {
+    throw new InvalidArgumentError(`expected a number of workers from 1 to ${MAX_WORKERS}, or auto.`);
+  }
+  return count;
 }

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { parseHttpPort } from './options.js';
+import { parseHttpPort, parseWorkers } from './options.js';
 import type { RunOptions, RunOutput } from './run-service.js';
 
 /** Adds `rankd run` to `program`. */
@@ -15,6 +15,14 @@ export function registerRunCommand(program: Command, output: RunOutput): void {
       new Option('-p, --port <port>', 'HTTP port (default: PORT, else 5001)').argParser(parseHttpPort),
     )
     .option('--host <host>', 'interface to listen on (default: HOST, else 0.0.0.0)')
+    .addOption(
+      new Option(
+        '-w, --workers <count>',
+        'processes serving the port (node:cluster), or `auto` for one per core; SIGHUP replaces them one by one',
+      )
+        .default(1)
+        .argParser(parseWorkers),
+    )
     .option(
       '--redis-auto',
       'when the configured Redis is local and not answering, start it as `rankd redis` does',

@@ -1,10 +1,14 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
+import type { RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, readEnvFiles } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
 import { type RunningServer, startServer } from '../http/start-server.js';
 import type { Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
 import { prepareRedis } from './prepare-redis.js';
+import { WorkerSupervisor } from './workers/primary.js';
+import { failAsWorker, prepareWorker, serveAsWorker } from './workers/worker.js';
 
 /** `rankd run`'s options, as commander parses them. */
 export interface RunOptions {
@@ -12,6 +16,8 @@ export interface RunOptions {
   port?: number;
   host?: string;
   redisAuto?: boolean;
+  /** Processes serving the port; 1 (the default) serves from this process, with no primary. */
+  workers?: number;
 }
 
 /** Where `rankd run` reports: progress and the serving line on `log`, warnings on `warn`. */
@@ -22,36 +28,115 @@ export interface RunOutput {
 
 /**
  * `rankd run`: config (flags over the environment over `.env`), the app module, a Redis check,
- * then the server, listening until SIGINT/SIGTERM closes it gracefully.
+ * then the server, listening until SIGINT/SIGTERM closes it gracefully. With `workers` > 1 this
+ * process becomes a `node:cluster` primary ({@link WorkerSupervisor}) and each worker, which runs
+ * this same command, takes the worker branch below.
  */
-export async function runService(
-  options: RunOptions,
-  output: RunOutput,
-  cwd = process.cwd(),
-): Promise<RunningServer> {
+export async function runService(options: RunOptions, output: RunOutput, cwd = process.cwd()): Promise<void> {
+  if (cluster.isWorker) return runWorker(options, output, cwd);
+  const config = configOf(options, cwd);
+  const workers = options.workers ?? 1;
+  if (workers > 1) return runPrimary(workers, config, options, output, cwd);
+  // The app first: a broken app module should fail before anything is started on its behalf.
+  const app = await loadApp(resolveAppPath(options.app, cwd));
+  await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  const server = await buildConnected(config, app);
+  const running = await listen(server, config, output, (signal) =>
+    output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
+  );
+  // Without a primary there is nobody to start a fresh process; SIGHUP must not kill this one either.
+  process.on('SIGHUP', () =>
+    output.warn(
+      'rankd: SIGHUP ignored: a reload replaces worker processes, and this one runs alone; run with --workers 2 (or more) for zero-downtime reloads',
+    ),
+  );
+  output.log(`rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc)`);
+}
+
+function configOf(options: RunOptions, cwd: string): Config {
   const overrides: Partial<Config> = {
     ...(options.port === undefined ? {} : { PORT: options.port }),
     ...(options.host === undefined ? {} : { HOST: options.host }),
   };
-  const config = loadConfig(readEnvFiles(cwd), overrides);
-  // The app first: a broken app module should fail before anything is started on its behalf.
-  const app = await loadApp(resolveAppPath(options.app, cwd));
-  await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
-  const server: FastifyInstance = await buildServer({ config, app });
-  let running: RunningServer;
+  return loadConfig(readEnvFiles(cwd), overrides);
+}
+
+/**
+ * Builds the server and waits for Redis, up to REDIS_CONNECT_TIMEOUT_MS, before it may listen:
+ * taking connections earlier would answer 503s, and during a reload, where the workers being
+ * replaced still serve, those would be needless failures. A Redis that stays down only delays the
+ * start by that much (requests then get 503s until it is back, as before).
+ */
+async function buildConnected(config: Config, app: RankdApp): Promise<FastifyInstance> {
+  const server = await buildServer({ config, app });
+  await server.rankd.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS);
+  return server;
+}
+
+/** Listens with SIGINT/SIGTERM handled; closes Redis again when listening fails. */
+async function listen(
+  server: FastifyInstance,
+  config: Config,
+  output: RunOutput,
+  onSignal?: (signal: NodeJS.Signals) => void,
+): Promise<RunningServer> {
   try {
-    running = await startServer(server, {
+    return await startServer(server, {
       port: config.PORT,
       host: config.HOST,
       handleSignals: true,
-      onSignal: (signal) =>
-        output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      onCut: (requests) =>
+        output.warn(
+          `rankd: ${requests} requests still running after SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}; their connections were cut`,
+        ),
+      ...(onSignal === undefined ? {} : { onSignal }),
     });
   } catch (error) {
     // The Redis connection would otherwise keep the process alive after the failure is reported.
     await server.close();
     throw error;
   }
-  output.log(`rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc)`);
-  return running;
+}
+
+/** The primary of `--workers N`: checks what it can cheaply, then forks and supervises. */
+async function runPrimary(
+  count: number,
+  config: Config,
+  options: RunOptions,
+  output: RunOutput,
+  cwd: string,
+): Promise<void> {
+  // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
+  resolveAppPath(options.app, cwd);
+  await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  const supervisor = new WorkerSupervisor({
+    count,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    log: output.log,
+    warn: output.warn,
+  });
+  supervisor.handleSignals();
+  const serving = await supervisor.start();
+  if (serving === undefined) return;
+  output.log(
+    `rankd serving ${serving.app} on http://${config.HOST}:${serving.port} with ${count} workers (docs: /redoc)`,
+  );
+}
+
+/** A worker forked by the primary: builds its own server and Redis connection, then reports. */
+async function runWorker(options: RunOptions, output: RunOutput, cwd: string): Promise<void> {
+  prepareWorker();
+  let app: RankdApp;
+  let running: RunningServer;
+  let config: Config;
+  try {
+    config = configOf(options, cwd);
+    app = await loadApp(resolveAppPath(options.app, cwd));
+    const server = await buildConnected(config, app);
+    running = await listen(server, config, output);
+  } catch (error) {
+    return failAsWorker(error);
+  }
+  await serveAsWorker(running, app.name, config.SHUTDOWN_TIMEOUT_MS);
 }

@@ -10,6 +10,11 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
   /** HTTP port. @defaultValue `5001` */
   PORT: Type.Integer({ default: 5001, minimum: 0, maximum: 65535 }),
+  /**
+   * On SIGTERM/SIGINT (or a worker being replaced), how long in-flight requests may take to finish
+   * before their connections are cut, in ms. @defaultValue `10000`
+   */
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */
