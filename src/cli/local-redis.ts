@@ -71,6 +71,18 @@ function lastLogProblem(dir: string): string | undefined {
   return lines.map((line) => line.replace(/^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ [#*.-] /, '').trim()).join(' ');
 }
 
+/** How `rankd redis` starts redis-server when it has to. */
+export interface LocalRedisStartOptions {
+  /**
+   * `appendfsync always`: every write is on disk (fsync) before Redis answers it, so an
+   * acknowledged upload survives a crash of the machine too, at the cost of an fsync per event-loop
+   * turn. The default, `everysec`, survives a crash of redis-server alone (what it wrote is in the
+   * kernel's page cache) unless the disk was too slow to keep up, and can lose the last second or
+   * two of writes when the machine itself goes down. See docs/deploy.md.
+   */
+  durable?: boolean;
+}
+
 /** What {@link ensureLocalRedis} found or did. */
 export interface EnsureLocalRedisResult {
   /** True when this call started redis-server; false when a Redis already answered. */
@@ -84,7 +96,11 @@ export interface EnsureLocalRedisResult {
  * one already does it is left alone; otherwise redis-server is started detached with AOF
  * persistence in `dir`, its pid written to `<dir>/redis.pid`, and this waits for PING.
  */
-export async function ensureLocalRedis(target: LocalRedisTarget, log: Log): Promise<EnsureLocalRedisResult> {
+export async function ensureLocalRedis(
+  target: LocalRedisTarget,
+  log: Log,
+  options: LocalRedisStartOptions = {},
+): Promise<EnsureLocalRedisResult> {
   const { port, dir } = target;
   const binary = await ensureRedisServerInstalled(log);
   const ours = runningRankdRedis(dir);
@@ -110,16 +126,19 @@ export async function ensureLocalRedis(target: LocalRedisTarget, log: Log): Prom
     );
   }
   rmSync(pidFileOf(dir), { force: true });
-  return startDetached(binary, target, log);
+  return startDetached(binary, target, log, options.durable ?? false);
 }
 
 async function startDetached(
   binary: string,
   target: LocalRedisTarget,
   log: Log,
+  durable: boolean,
 ): Promise<EnsureLocalRedisResult> {
   const { port, dir } = target;
-  const child = spawnRedisServer({ binary, port, dir, persistent: true, detached: true });
+  // Given after spawnRedisServer's own `--appendfsync everysec`, and the last one wins.
+  const extraArgs = durable ? ['--appendfsync', 'always'] : [];
+  const child = spawnRedisServer({ binary, port, dir, persistent: true, detached: true, extraArgs });
   let exited = false;
   let spawnError: Error | undefined;
   child.once('exit', () => {
@@ -138,7 +157,8 @@ async function startDetached(
     const why = spawnError?.message ?? lastLogProblem(dir) ?? 'no answer to PING';
     throw new CliError(`redis-server did not start on port ${port}: ${why} (log: ${join(dir, 'redis.log')})`);
   }
-  log(`Redis is running on ${LOOPBACK}:${port} (pid ${pid}), data in ${dir} (AOF, fsync every second)`);
+  const fsync = durable ? 'fsync on every write' : 'fsync every second';
+  log(`Redis is running on ${LOOPBACK}:${port} (pid ${pid}), data in ${dir} (AOF, ${fsync})`);
   log(`Stop it with: ${stopCommandFor(target)}`);
   return { started: true, pid };
 }

@@ -26,8 +26,12 @@ export function registerRedisCommand(program: Command, log: Log): void {
     )
     .addOption(redisPortOption())
     .addOption(redisDirOption())
-    .action(async (_options: unknown, command: Command) => {
-      await ensureLocalRedis(targetOf(command), log);
+    .option(
+      '--durable',
+      'fsync the AOF on every write (appendfsync always) instead of every second: an acknowledged write survives a machine crash too, at some cost in write throughput',
+    )
+    .action(async (options: { durable?: boolean }, command: Command) => {
+      await ensureLocalRedis(targetOf(command), log, { durable: options.durable ?? false });
     });
 
   redis
