@@ -31,6 +31,23 @@ export {
 export { type Config, loadConfig } from './config/index.js';
 export * from './entities/index.js';
 export * from './errors/index.js';
+export type { EventSink, EventSinkStats } from './events/event-sink.js';
+export type { FeedbackInput } from './events/feedback.js';
+export type {
+  AssignmentAttributes,
+  ExperimentProvider,
+} from './experiments/assign.js';
+export {
+  bucketOf,
+  defineExperiment,
+  type Experiment,
+  type ExperimentOptions,
+  type ExperimentUnit,
+  type Variant,
+  type VariantParams,
+} from './experiments/define-experiment.js';
+export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
+export { ExperimentLookupError, getExperimentVariant } from './experiments/get-variant.js';
 export {
   defineFeatureView,
   type FeatureView,
@@ -76,18 +93,20 @@ export type {
   ProvidedFeatures,
 } from './pipeline/component.js';
 export type { Pipeline } from './pipeline/define-pipeline.js';
+export { BUILT_IN_EVENT_TYPES, type RankdEvent } from './pipeline/events.js';
+export { logEvent } from './pipeline/log-event.js';
 export {
   DEFAULT_MAX_CANDIDATES,
   defineRankingPipeline,
   type RankingPipelineOptions,
 } from './pipeline/ranking-pipeline.js';
+export type { AssignedVariant } from './pipeline/request-context.js';
 export {
   currentContext,
   type EntityRef,
   getFeature,
   getFeatures,
   identifierOf,
-  type RankdEvent,
   RequestContext,
 } from './pipeline/request-context.js';
 export {

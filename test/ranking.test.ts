@@ -360,6 +360,7 @@ describe('events', () => {
         'event_timestamp',
         'event_type',
         'request_id',
+        'run_id',
       ]);
       assert.equal(event.request_id, 'ev-1');
       assert.equal(event.api_source, '/api/v1/ranking');

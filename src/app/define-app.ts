@@ -1,6 +1,9 @@
 import { BUILT_IN_ENTITY_TYPES } from '../entities/built-in.js';
 import type { EntityType } from '../entities/define-entity.js';
 import { referencedType } from '../entities/identifier.js';
+import type { ExperimentProvider, ExperimentScope } from '../experiments/assign.js';
+import type { Experiment } from '../experiments/define-experiment.js';
+import { experimentsOf, withInnerComponents } from '../experiments/experiment-model.js';
 import type { FeatureView } from '../features/define-feature-view.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../pipeline/component.js';
 import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
@@ -19,6 +22,10 @@ export interface AppOptions {
   featureViews?: readonly FeatureView[];
   /** Pipelines, each served at `/api/v1/<path>`. */
   pipelines?: readonly Pipeline[];
+  /** Experiments assigned on every pipeline's requests (docs/experiments.md). */
+  experiments?: readonly Experiment[];
+  /** Assigns variants instead of rankd's stable hash, e.g. a feature-flag service. */
+  experimentProvider?: ExperimentProvider;
 }
 
 /** A pipeline with its features resolved. */
@@ -26,6 +33,8 @@ export interface PlannedPipeline {
   readonly pipeline: Pipeline;
   readonly plan: FeaturePlan;
   readonly route: string;
+  /** The experiments its requests are assigned to; undefined when none. */
+  readonly experiments: ExperimentScope | undefined;
 }
 
 /** A rankd app, as `rankd run` loads it from the app module's default export. */
@@ -109,11 +118,11 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     const plan = planFeatures(pipeline.name, pipeline.components, pipeline.realtimeFeatures, [
       ...featureViews.values(),
     ]);
-    return { pipeline, plan, route };
+    return { pipeline, plan, route, experiments: experimentScope(options, pipeline) };
   });
   let initialized: Promise<void> | undefined;
   let closed: Promise<Error[]> | undefined;
-  const components = () => pipelines.flatMap(({ pipeline }) => pipeline.components);
+  const components = () => withInnerComponents(pipelines.flatMap(({ pipeline }) => pipeline.components));
   return {
     name: options.name ?? 'rankd app',
     entityTypes,
@@ -133,6 +142,27 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     },
     kind: 'rankd-app',
   };
+}
+
+/**
+ * The experiments of one pipeline: the app's, the pipeline's own and those its components read.
+ * Two different experiments under one id would log indistinguishable assignments: refused.
+ */
+function experimentScope(options: AppOptions, pipeline: Pipeline): ExperimentScope | undefined {
+  const experiments = new Map<string, Experiment>();
+  const all = [
+    ...(options.experiments ?? []),
+    ...(pipeline.experiments ?? []),
+    ...withInnerComponents(pipeline.components).flatMap(experimentsOf),
+  ];
+  for (const experiment of all) {
+    const other = experiments.get(experiment.id);
+    if (other !== undefined && other !== experiment)
+      throw new TypeError(`${pipeline.name}: two different experiments have the id ${experiment.id}`);
+    experiments.set(experiment.id, experiment);
+  }
+  if (experiments.size === 0) return undefined;
+  return options.experimentProvider ? { experiments, provider: options.experimentProvider } : { experiments };
 }
 
 /** Whether `value` is an app made by {@link defineApp}. */

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
+import { registerEventsCommands } from './events-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerLoadCommands } from './load-command.js';
 import { registerLoadSampleCommand } from './load-sample-command.js';
@@ -23,6 +24,7 @@ export function createProgram(
   registerInitCommand(program, log);
   registerLoadSampleCommand(program, log);
   registerLoadCommands(program, { log, warn });
+  registerEventsCommands(program, { log, warn });
   return program;
 }
 

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
+import { createEventSink } from '../events/create-sink.js';
 import { installHttpMetrics } from '../observability/http-metrics.js';
 import {
   installRequestIdHeader,
@@ -19,6 +20,7 @@ import { installErrorHandling } from './error-handler.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
+import { registerFeedbackRoute } from './routes/events-feedback.js';
 import { registerFeatureDeleteRoute } from './routes/features-delete.js';
 import { registerFeatureGetRoute } from './routes/features-get.js';
 import { registerFeatureUploadRoute } from './routes/features-upload.js';
@@ -81,7 +83,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })
     : undefined;
   // The logger only exists once the server does, hence the callback rather than a logger argument.
-  const { redis, index, features } = createStores(
+  const { redis, keys, index, features } = createStores(
     config,
     (event, detail) =>
       event === 'ready'
@@ -91,23 +93,26 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
           ),
     metrics?.redis,
   );
+  const events = createEventSink(config, keys, server.log);
+  metrics?.registerEventStats(() => events.stats());
   const stageObserverFor: Services['stageObserverFor'] = tracing
     ? (request) => tracing.stageObserver(request, metrics?.stages)
     : () => metrics?.stages;
-  const services: Services = { config, app, redis, index, features, metrics, stageObserverFor };
+  const services: Services = { config, app, redis, index, features, events, metrics, stageObserverFor };
   server.decorate('rankd', services);
   server.addHook('onClose', async () => metrics?.close());
-
-  // Before any route: the request metrics hook into each route as it is added.
-  installRequestIdHeader(server);
-  if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
-  tracing?.install(server);
+  // In-flight requests have handed over their events by now: write them, within EVENTS_CLOSE_TIMEOUT_MS.
+  server.addHook('onClose', async () => events.close());
   server.addHook('onClose', async () => {
     // Components first (model file watchers, sessions): nothing may reload into a closed server.
     for (const failure of await app.close()) server.log.warn(failure.message);
     await redis.close();
   });
 
+  // Before any route: the request metrics hook into each route as it is added.
+  installRequestIdHeader(server);
+  if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
+  tracing?.install(server);
   installErrorHandling(server);
   installAccessControl(server, config);
   await registerDocs(server, app.name);
@@ -119,6 +124,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   registerFeatureGetRoute(server, services);
   registerFeatureDeleteRoute(server, services);
   registerPipelineRoutes(server, services);
+  registerFeedbackRoute(server, services);
   registerModelReloadRoute(server, services);
   await options.extraRoutes?.(server, services);
 
@@ -127,6 +133,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     await app.initialize({ log: server.log });
   } catch (error) {
     await app.close();
+    await events.close();
     await redis.close();
     metrics?.close();
     await tracing?.shutdown();

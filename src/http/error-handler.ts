@@ -99,9 +99,7 @@ function messageOf(error: Partial<FastifyError>): string {
 export function installErrorHandling(server: FastifyInstance): void {
   server.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = toErrorResponse(error);
-    // A Redis outage answers every request with 503: one line each, not a stack trace each.
-    if (status === 503) request.log.warn({ status, error_code: body.error_code }, String(body.detail));
-    else if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, error_code: body.error_code }, 'request rejected');
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });

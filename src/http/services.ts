@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import type { Config } from '../config/index.js';
+import type { EventSink } from '../events/event-sink.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { EntityIndex } from '../index/entity-index.js';
 import type { RankdMetrics } from '../observability/metrics.js';
@@ -18,4 +19,6 @@ export interface Services {
   readonly metrics: RankdMetrics | undefined;
   /** What times a request's pipeline stages: metrics, and spans when tracing is on; undefined when neither is. */
   readonly stageObserverFor: (request: FastifyRequest) => StageObserver | undefined;
+  /** Where requests' events and feedback go (docs/events.md); `events.stats()` for metrics. */
+  readonly events: EventSink;
 }

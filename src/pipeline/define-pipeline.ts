@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import type { Experiment } from '../experiments/define-experiment.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Component } from './component.js';
 import type { FeaturePlan } from './feature-plan.js';
@@ -19,6 +20,8 @@ export interface Pipeline {
   readonly slots: readonly EntitySlot[];
   readonly components: readonly Component[];
   readonly realtimeFeatures: readonly RealtimeFeatures[];
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  readonly experiments?: readonly Experiment[];
   /** Checks the request before any Redis call (e.g. pagination); throws a 4xx RankdError. */
   validate(request: Record<string, unknown>): void;
   /** Runs the pipeline on a hydrated request whose features are in the context. */

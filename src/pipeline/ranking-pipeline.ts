@@ -2,11 +2,13 @@ import Type, { type TProperties, type TSchema } from 'typebox';
 import { QueryEntity } from '../entities/built-in.js';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import type { Experiment } from '../experiments/define-experiment.js';
+import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { BusinessLogicStep, ScoredCandidate } from './business-logic.js';
-import { type Pipeline, routeOf } from './define-pipeline.js';
-import { EventRecorder } from './events.js';
+import type { Pipeline } from './define-pipeline.js';
+import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
 import type { RequestContext } from './request-context.js';
@@ -32,6 +34,8 @@ export interface RankingPipelineOptions<E extends EntityType> {
   model: Model<E>;
   /** Steps run in order on the scored, sorted candidates. */
   businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  experiments?: readonly Experiment[];
   /** @defaultValue 1000 */
   maxCandidates?: number;
   summary?: string;
@@ -105,8 +109,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
   const model = options.model;
   const steps = options.businessLogic ?? [];
   const idField = options.candidate.idField;
-  // The route as served (`routeOf` normalises slashes), so events name the path that was called.
-  const route = routeOf({ path: options.path ?? '/ranking' });
+  const entityType = options.candidate.name;
 
   return {
     kind: 'pipeline',
@@ -122,17 +125,20 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     slots,
     components: [model, ...steps],
     realtimeFeatures: options.realtimeFeatures ?? [],
+    experiments: options.experiments ?? [],
     validate(request) {
       const ranking = request as RankingRequest;
       pageSlice(ranking.candidates.length, paginationOf(ranking));
     },
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
-      const events = request.include_events ? new EventRecorder(request.request_id, route) : undefined;
+      const events = context.events;
       const candidates = request.candidates as Array<EntityOf<E>>;
+      // An experiment's model names the variant's model, so events say which one scored.
+      const used = selectedModel(model);
       // Read before scoring, in the same synchronous step: a file model takes its loaded file at
       // the start of score(), so a hot reload cannot slip in between and mislabel the events.
-      const modelVersion = model.version ?? null;
+      const modelVersion = used.version ?? null;
       let clock = performance.now();
       const scores = await model.score(candidates, request);
       clock = context.stageEnded('model', clock);
@@ -141,30 +147,32 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         id: idOf(idField, entity) ?? '',
         score: finiteOrZero(scores[i]),
       }));
-      if (events) {
+      if (events.wants('FEATURE')) recordFeatures(context, scored, entityType, used.features ?? []);
+      if (events.wants('MODEL')) {
         for (const c of scored) {
           events.add('MODEL', {
-            model_name: model.name,
+            model_name: used.name,
             model_version: modelVersion,
             model_output: String(c.score),
             entity_identifier: c.id,
-            entity_identifier_type: options.candidate.name,
+            entity_identifier_type: entityType,
           });
         }
       }
       sortByScore(scored);
+      const logChanges = events.wants('BUSINESS_LOGIC');
       for (const [order, step] of steps.entries()) {
-        const before = events ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
+        const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
         scored = sortByScore(
           (await step.apply(scored, request)).map((c) => ({ ...c, score: finiteOrZero(c.score) })),
         );
-        if (events && before) {
+        if (before) {
           for (const c of scored) {
             const old = before.get(c.entity);
             if (old !== undefined && old !== c.score) {
               events.add('BUSINESS_LOGIC', {
                 entity_identifier: c.id,
-                entity_identifier_type: options.candidate.name,
+                entity_identifier_type: entityType,
                 business_logic_pipeline_order: order,
                 business_logic_name: step.name,
                 old_score: String(old),
@@ -177,19 +185,21 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       clock = context.stageEnded('business_logic', clock);
       const [start] = pageSlice(request.candidates.length, paginationOf(request));
       const page = scored.slice(start, start + paginationOf(request).user_page_size);
-      if (events) {
+      if (events.wants('CANDIDATE')) {
         for (const [order, c] of scored.entries()) {
           events.add('CANDIDATE', {
             entity_identifier: c.id,
-            entity_identifier_type: options.candidate.name,
+            entity_identifier_type: entityType,
             candidate_score: c.score,
             candidate_order: order,
           });
         }
+      }
+      if (events.wants('IMPRESSION')) {
         for (const [order, c] of page.entries()) {
           events.add('IMPRESSION', {
             entity_identifier: c.id,
-            entity_identifier_type: options.candidate.name,
+            entity_identifier_type: entityType,
             impression_score: c.score,
             impression_order: order,
           });
@@ -197,7 +207,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       }
       const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
       context.stageEnded('paginate', clock);
-      return events ? { ranked_candidates: ranked, events: events.events } : { ranked_candidates: ranked };
+      return events.respond
+        ? { ranked_candidates: ranked, events: events.events }
+        : { ranked_candidates: ranked };
     },
   };
 }

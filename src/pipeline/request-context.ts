@@ -3,12 +3,19 @@ import { type Identifier, identifierKey } from '../entities/identifier.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import { FeatureLookupError, FeatureTable } from '../features/feature-table.js';
+import { EventRecorder } from './events.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
-/** One logged event of a request (see docs/events.md). */
-export interface RankdEvent {
-  event_type: string;
-  event_data: Record<string, unknown>;
+/** A variant of an experiment as the request was assigned it (see docs/experiments.md). */
+export interface AssignedVariant<P = Record<string, unknown>> {
+  readonly name: string;
+  readonly params: P;
+}
+
+/** What a request context is made with besides its request; everything has a default. */
+export interface RequestContextOptions {
+  /** Records the request's events. @defaultValue events for the response only, when `include_events` is true */
+  readonly events?: EventRecorder;
 }
 
 /** Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`. */
@@ -27,14 +34,23 @@ export class RequestContext {
   readonly entities = new Map<string, Record<string, unknown>>();
   /** Hydrated entity objects by type, then id. */
   readonly entitiesByType = new Map<string, Map<string, Record<string, unknown>>>();
-  readonly events: RankdEvent[] = [];
+  /** The request's events: `context.events.add(type, data)`, or `logEvent` from pipeline code. */
+  readonly events: EventRecorder;
+  /** The experiment variants assigned to this request, by experiment id (set before the pipeline runs). */
+  readonly variants = new Map<string, AssignedVariant>();
   /** Told when each stage of the request ends (metrics, spans); set by the server, if it observes. */
   stageObserver: StageObserver | undefined;
   readonly #identities = new WeakMap<object, Identifier>();
 
-  constructor(pipeline: string, request: RankdRequest) {
+  constructor(pipeline: string, request: RankdRequest, options: RequestContextOptions = {}) {
     this.pipeline = pipeline;
     this.request = request;
+    this.events =
+      options.events ??
+      new EventRecorder(
+        { requestId: String(request.request_id ?? ''), apiSource: pipeline },
+        { respond: request.include_events === true },
+      );
     // The request itself names per-request features: getFeature(request, 'group:feature').
     this.#identities.set(request, { type: 'request', id: String(request.request_id ?? '') });
   }

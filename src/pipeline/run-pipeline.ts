@@ -1,6 +1,8 @@
+import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { EntityIndex } from '../index/entity-index.js';
-import type { Pipeline } from './define-pipeline.js';
+import { type Pipeline, routeOf } from './define-pipeline.js';
+import { EventPolicy, EventRecorder, type RequestEvents } from './events.js';
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
 import { discoverEntities, hydrate } from './hydrate.js';
@@ -13,16 +15,24 @@ export interface PipelineStores {
   readonly features: FeatureStore;
 }
 
-/** What the server adds to a request. All optional. */
+/** What the server adds to a request: its event settings and experiments. All optional. */
 export interface RunOptions {
+  /** Which events go to the sink. @defaultValue none (events only for `include_events`) */
+  readonly events?: EventPolicy;
+  /** The request's `x-rankd-run-id` header, recorded in every event. */
+  readonly runId?: string | null;
+  /** Experiments to assign the request to, after hydration. */
+  readonly experiments?: ExperimentScope | undefined;
+  /** Given the events for the sink once the pipeline has its result. */
+  readonly onEvents?: (events: RequestEvents) => void;
   /** Told when each stage ends (metrics, spans). */
   readonly stages?: StageObserver | undefined;
 }
 
 /**
  * Serves one request of a pipeline: checks it, hydrates its entities while reading the stored
- * features it needs (the two first MGETs go out together), computes real-time features, then
- * runs the pipeline — all inside a fresh {@link RequestContext}.
+ * features it needs (the two first MGETs go out together), assigns its experiments, computes
+ * real-time features, then runs the pipeline — all inside a fresh {@link RequestContext}.
  */
 export function runPipeline(
   pipeline: Pipeline,
@@ -32,7 +42,18 @@ export function runPipeline(
   options: RunOptions = {},
 ): Promise<unknown> {
   pipeline.validate(request);
-  const context = new RequestContext(pipeline.name, request);
+  const events = new EventRecorder(
+    {
+      requestId: String(request.request_id ?? ''),
+      apiSource: routeOf(pipeline),
+      runId: options.runId ?? null,
+    },
+    {
+      respond: request.include_events === true,
+      sinkKinds: (options.events ?? EventPolicy.NONE).kindsForRequest(),
+    },
+  );
+  const context = new RequestContext(pipeline.name, request, { events });
   context.stageObserver = options.stages;
   return runInContext(context, async () => {
     const start = performance.now();
@@ -47,11 +68,14 @@ export function runPipeline(
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType);
     await hydrate(context, stores.index, firstLevel, entityRead);
     context.stageEnded('hydrate', start);
+    await assignExperiments(context, options.experiments);
     await featureFetch.complete();
     // From the start too: the stored-feature read began with hydration, not after it.
     const fetched = context.stageEnded('features', start);
     await computeRealtimeFeatures(context, plan);
     context.stageEnded('realtime_features', fetched);
-    return pipeline.execute(context, plan);
+    const result = await pipeline.execute(context, plan);
+    options.onEvents?.(events.forSink());
+    return result;
   });
 }

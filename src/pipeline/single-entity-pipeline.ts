@@ -1,8 +1,12 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { idOf } from '../entities/identifier.js';
+import type { Experiment } from '../experiments/define-experiment.js';
+import { selectedModel } from '../experiments/experiment-model.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { Pipeline } from './define-pipeline.js';
+import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import type { RequestContext } from './request-context.js';
 import { requestEntitySchema } from './request-schema.js';
@@ -28,6 +32,8 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   respond?: (score: number, entity: EntityOf<E>, request: RankdRequest) => MaybePromise<unknown>;
   /** Schema of what `respond` returns. @defaultValue `{ data: number }` */
   responseSchema?: TSchema;
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  experiments?: readonly Experiment[];
   summary?: string;
   description?: string;
 }
@@ -65,18 +71,32 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     slots,
     components: [options.model],
     realtimeFeatures: options.realtimeFeatures ?? [],
+    experiments: options.experiments ?? [],
     validate() {},
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;
+      // Before scoring, as the ranking pipeline does: a hot reload cannot slip in and mislabel the event.
+      const used = selectedModel(options.model);
+      const modelVersion = used.version ?? null;
       const modelStart = performance.now();
       const scores = await options.model.score([entity], context.request);
       context.stageEnded('model', modelStart);
-      const score = scores[0];
-      return respond(
-        typeof score === 'number' && Number.isFinite(score) ? score : 0,
-        entity,
-        context.request,
-      );
+      const raw = scores[0];
+      const score = typeof raw === 'number' && Number.isFinite(raw) ? raw : 0;
+      const { events } = context;
+      if (events.wants('FEATURE') || events.wants('MODEL')) {
+        const scored = { entity, id: idOf(options.entity.idField, entity) ?? '' };
+        if (events.wants('FEATURE'))
+          recordFeatures(context, [scored], options.entity.name, used.features ?? []);
+        events.add('MODEL', {
+          model_name: used.name,
+          model_version: modelVersion,
+          model_output: String(score),
+          entity_identifier: scored.id,
+          entity_identifier_type: options.entity.name,
+        });
+      }
+      return respond(score, entity, context.request);
     },
   };
 }

@@ -150,6 +150,47 @@ export class RedisConnection {
     }, 'multi_del');
   }
 
+  /**
+   * Appends entries to stream `key`, each given as its field/value pairs, and caps the stream at
+   * about `maxLength` entries (`XADD key MAXLEN ~ n * field value ...`: Redis trims whole nodes
+   * only, which is what makes the cap cheap, so the stream may hold a node's worth more). One
+   * MULTI/EXEC: every entry is written or none, so a failure is counted exactly.
+   */
+  async appendToStream(
+    key: string,
+    entries: ReadonlyArray<readonly string[]>,
+    maxLength: number,
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    const cap = String(maxLength);
+    await this.#run(async () => {
+      const multi = this.#client.multi();
+      for (const fields of entries) multi.addCommand(['XADD', key, 'MAXLEN', '~', cap, '*', ...fields]);
+      await multi.exec();
+    }, 'multi_xadd');
+  }
+
+  /**
+   * Up to `count` entries of stream `key` with ids from `start` to `end` (XRANGE: `-` and `+` are
+   * the ends, `(id` excludes an id), each with its fields as strings.
+   */
+  async readStream(
+    key: string,
+    start: string,
+    end: string,
+    count: number,
+  ): Promise<Array<{ id: string; fields: Record<string, string> }>> {
+    const reply = (await this.#run(
+      () => this.#client.sendCommand(['XRANGE', key, start, end, 'COUNT', String(count)]),
+      'xrange',
+    )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
+    return (reply ?? []).map(([id, flat]) => {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
+      return { id: String(id), fields };
+    });
+  }
+
   /** Deletes every key matching `pattern` (SCAN + UNLINK). For tests and admin tools, not the request path. */
   async deleteMatching(pattern: string): Promise<number> {
     return this.#run(async () => {

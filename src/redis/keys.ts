@@ -30,6 +30,11 @@ export class RedisKeys {
     return `${this.#project}:feature-layouts`;
   }
 
+  /** The stream every recorded event and feedback goes to (docs/events.md). One key, whatever the layout. */
+  events(): string {
+    return `${this.#project}:events`;
+  }
+
   /** Key of one entity in the index. */
   entity(entityType: string, entityId: string): string {
     return `${this.#indexPrefix}${entityType}:${entityId}`;

@@ -18,6 +18,10 @@ export interface ProgressOptions {
   readonly intervalSeconds?: number;
   /** Clock in ms, injectable for tests. @defaultValue `performance.now` */
   readonly now?: () => number;
+  /** What is counted. @defaultValue `rows` */
+  readonly unit?: string;
+  /** What the total measures, in plain lines: `42% of the file`. @defaultValue `the file` */
+  readonly totalName?: string;
 }
 
 const REDRAW_MS = 100;
@@ -92,13 +96,14 @@ export class Progress {
   line(now = this.#now()): string {
     const elapsed = now - this.#started;
     const rate = elapsed > 0 ? (this.#rows * 1000) / elapsed : 0;
-    const figures = `${formatCount(this.#rows)} rows, ${formatCount(rate)} rows/s`;
+    const unit = this.#options.unit ?? 'rows';
+    const figures = `${formatCount(this.#rows)} ${unit}, ${formatCount(rate)} ${unit}/s`;
     const total = this.#options.totalBytes;
     if (total === undefined || total === 0) return figures;
     const share = Math.min(1, this.#options.bytesRead() / total);
     const percent = `${Math.floor(share * 100)}%`.padStart(4);
     const eta = share > 0 ? `, ETA ${formatDuration((elapsed * (1 - share)) / share)}` : '';
-    if (!this.#tty) return `${figures} (${percent.trim()} of the file)${eta}`;
+    if (!this.#tty) return `${figures} (${percent.trim()} of ${this.#options.totalName ?? 'the file'})${eta}`;
     const filled = Math.round(share * BAR_WIDTH);
     return `${percent} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${figures}${eta}`;
   }

@@ -1,15 +1,30 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
+import type { RequestEvents } from '../../pipeline/events.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 
-/** One `POST /api/v1/<path>` per pipeline of the app, documented under the predecessor's operationId. */
+/** Names the run a request belongs to (an offline evaluation, a replay); recorded as every event's `run_id`. */
+export const RUN_ID_HEADER = 'x-rankd-run-id';
+
+/** The request's run id (its {@link RUN_ID_HEADER} header), else null. */
+export function runIdOf(request: FastifyRequest): string | null {
+  const value = request.headers[RUN_ID_HEADER];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text.length === 0 ? null : text;
+}
+
+/**
+ * One `POST /api/v1/<path>` per pipeline of the app, documented under the predecessor's operationId.
+ * A request's events reach the sink in `onResponse`, once the response has been sent.
+ */
 export function registerPipelineRoutes(
   server: FastifyInstance,
-  { app, index, features, metrics, stageObserverFor }: Services,
+  { app, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
-  for (const { pipeline, plan, route } of app.pipelines) {
+  const forSink = new WeakMap<FastifyRequest, RequestEvents>();
+  for (const { pipeline, plan, route, experiments } of app.pipelines) {
     server.post(
       route,
       {
@@ -21,12 +36,31 @@ export function registerPipelineRoutes(
           body: pipeline.requestSchema,
           response: { 200: pipeline.responseSchema, ...errorResponses(...JSON_POST_ERRORS) },
         },
+        onResponse: (request, _reply, done) => {
+          const recorded = forSink.get(request);
+          if (recorded !== undefined) events.enqueue(recorded);
+          done();
+        },
       },
       async (request) => {
         const body = request.body as Record<string, unknown>;
         if (metrics !== undefined && Array.isArray(body.candidates))
           metrics.candidates(pipeline.name, body.candidates.length);
-        return runPipeline(pipeline, plan, body, { index, features }, { stages: stageObserverFor(request) });
+        return runPipeline(
+          pipeline,
+          plan,
+          body,
+          { index, features },
+          {
+            events: events.policy,
+            runId: runIdOf(request),
+            experiments,
+            onEvents: (recorded) => {
+              if (recorded.events.length > 0) forSink.set(request, recorded);
+            },
+            stages: stageObserverFor(request),
+          },
+        );
       },
     );
   }

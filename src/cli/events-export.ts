@@ -1,0 +1,135 @@
+import { createWriteStream } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { loadConfig, readEnvFiles } from '../config/index.js';
+import { eventRedisOf } from '../events/create-sink.js';
+import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
+import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
+import { parseDuration, parseTime } from '../events/export/time-range.js';
+import { RedisKeys } from '../redis/keys.js';
+import { CliError, type Log } from './cli-error.js';
+import { formatCount, Progress, type ProgressStream } from './load/progress.js';
+
+/** `rankd events export`'s options, as commander parses them. */
+export interface ExportCommandOptions {
+  since: string;
+  until?: string;
+  format?: 'jsonl' | 'csv';
+  out: string;
+  window: string;
+  /** A JSONL file written by `EVENTS_SINK=file`, read instead of the stream. */
+  input?: string;
+  /** False with `--no-progress`. */
+  progress: boolean;
+}
+
+/** Where an export reports; rows go to `stdout` with `--out -`. */
+export interface ExportOutput {
+  log: Log;
+  warn: Log;
+  /** @defaultValue `process.stdout` */
+  stdout?: Writable;
+  /** @defaultValue `process.stderr` */
+  progress?: ProgressStream;
+}
+
+function timeOption(name: string, text: string, now: number): number {
+  const ms = parseTime(text, now);
+  if (ms === undefined)
+    throw new CliError(
+      `--${name} ${JSON.stringify(text)}: expected an ISO date, ms since the epoch, or a duration such as 24h`,
+    );
+  return ms;
+}
+
+/**
+ * `rankd events export`: reads the event stream (or an event file) from `--since` to `--until`
+ * plus `--window` (feedback arriving after the last impressions), joins impressions with their
+ * features, model, experiments and feedback, and writes one row per impression.
+ */
+export async function runEventsExport(
+  options: ExportCommandOptions,
+  output: ExportOutput,
+  cwd = process.cwd(),
+): Promise<ExportReport> {
+  const now = Date.now();
+  const sinceMs = timeOption('since', options.since, now);
+  const untilMs = options.until === undefined ? now : timeOption('until', options.until, now);
+  const windowMs = parseDuration(options.window);
+  if (windowMs === undefined)
+    throw new CliError(`--window ${JSON.stringify(options.window)}: expected a duration such as 1h`);
+  if (untilMs < sinceMs) throw new CliError('--until is before --since: nothing to export');
+  const format = options.format ?? (options.out.endsWith('.csv') ? 'csv' : 'jsonl');
+  const config = loadConfig(readEnvFiles(cwd));
+  // Feedback on the last impressions may arrive up to a window later; nothing is read past now.
+  const readUntil = Math.min(untilMs + windowMs, now);
+  let unreadable = 0;
+  const onUnreadable = () => {
+    unreadable += 1;
+  };
+
+  let source: AsyncIterable<TimedEvent>;
+  let close = async () => {};
+  if (options.input !== undefined) {
+    source = fileEvents(resolve(cwd, options.input), sinceMs, readUntil, { onUnreadable });
+  } else {
+    const redis = eventRedisOf(config);
+    close = () => redis.close();
+    if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+      await close();
+      throw new CliError(
+        `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,
+      );
+    }
+    const key = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION).events();
+    source = streamEvents(redis, key, sinceMs, readUntil, { onUnreadable });
+  }
+
+  const toStdout = options.out === '-';
+  const out = toStdout ? (output.stdout ?? process.stdout) : createWriteStream(resolve(cwd, options.out));
+  let lastTime = sinceMs;
+  const progress = new Progress({
+    stream: options.progress ? (output.progress ?? process.stderr) : { write: () => true },
+    label: 'events export',
+    unit: 'events',
+    totalName: 'the time range',
+    totalBytes: Math.max(1, readUntil - sinceMs),
+    bytesRead: () => lastTime - sinceMs,
+  });
+  try {
+    const report = await exportTrainingData({
+      source,
+      format,
+      out,
+      sinceMs,
+      untilMs,
+      windowMs,
+      onProgress: (events, timeMs) => {
+        lastTime = Math.max(lastTime, timeMs);
+        progress.update(events);
+      },
+    });
+    progress.finish();
+    if (!toStdout)
+      await new Promise<void>((done, fail) =>
+        out.end((error?: Error | null) => (error ? fail(error) : done())),
+      );
+    // With --out - the rows are on standard output: the summary must not mix with them.
+    const say = toStdout ? output.warn : output.log;
+    say(
+      `exported ${formatCount(report.rows)} rows (${formatCount(report.labelled)} with a label > 0) from ` +
+        `${formatCount(report.events)} events, ${new Date(sinceMs).toISOString()} to ${new Date(untilMs).toISOString()}` +
+        `${toStdout ? '' : ` into ${options.out}`}`,
+    );
+    if (unreadable > 0) output.warn(`${formatCount(unreadable)} entries were not events and were skipped`);
+    if (report.cutShort > 0)
+      output.warn(
+        `${formatCount(report.cutShort)} requests were written before their window ended (memory bound)`,
+      );
+    return report;
+  } finally {
+    progress.finish();
+    if (!toStdout && !out.writableEnded) out.destroy();
+    await close();
+  }
+}

@@ -1,0 +1,69 @@
+import { resolve } from 'node:path';
+import { type Config, redisUrlOf } from '../config/index.js';
+import { EventPolicy } from '../pipeline/events.js';
+import { RedisConnection } from '../redis/connection.js';
+import type { RedisKeys } from '../redis/keys.js';
+import { EventSink } from './event-sink.js';
+import { type EventWriter, FileEventWriter, NullEventWriter, RedisStreamWriter } from './event-writer.js';
+
+/** Where a sink reports trouble; the server passes its logger. */
+export interface SinkLog {
+  warn(message: string): void;
+  info(message: string): void;
+}
+
+/**
+ * The Redis connection of the event stream, a connection of its own: to `EVENTS_REDIS_URL`, else
+ * to the main Redis.
+ */
+export function eventRedisOf(config: Config, log?: SinkLog): RedisConnection {
+  return new RedisConnection({
+    url: config.EVENTS_REDIS_URL ?? redisUrlOf(config),
+    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    ...(log === undefined
+      ? {}
+      : {
+          onStateChange: (event: 'ready' | 'lost', detail: string) =>
+            event === 'lost'
+              ? log.warn(
+                  `Event stream Redis unavailable (${detail}); events wait in the buffer, then are dropped`,
+                )
+              : log.info(`Event stream Redis connected at ${detail}`),
+        }),
+  });
+}
+
+/** The sink `EVENTS_SINK` names, with the buffering settings of the configuration. */
+export function createEventSink(
+  config: Config,
+  keys: RedisKeys,
+  log?: SinkLog,
+  cwd = process.cwd(),
+): EventSink {
+  let writer: EventWriter;
+  if (config.EVENTS_SINK === 'redis')
+    writer = new RedisStreamWriter(eventRedisOf(config, log), keys.events(), config.EVENTS_STREAM_MAXLEN);
+  else if (config.EVENTS_SINK === 'file') writer = new FileEventWriter(resolve(cwd, config.EVENTS_FILE));
+  else writer = new NullEventWriter();
+  return new EventSink({
+    writer,
+    policy:
+      config.EVENTS_SINK === 'off'
+        ? EventPolicy.NONE
+        : new EventPolicy(config.EVENTS_KINDS, config.EVENTS_FEATURE_SAMPLE_RATE),
+    bufferMax: config.EVENTS_BUFFER_MAX,
+    batchSize: config.EVENTS_BATCH_SIZE,
+    flushIntervalMs: config.EVENTS_FLUSH_INTERVAL_MS,
+    closeTimeoutMs: config.EVENTS_CLOSE_TIMEOUT_MS,
+    ...(log === undefined
+      ? {}
+      : {
+          onWriteFailure: (error: unknown) =>
+            log.warn(
+              `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
+                'their events are dropped and counted',
+            ),
+        }),
+  });
+}

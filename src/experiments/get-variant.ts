@@ -1,0 +1,32 @@
+import { type AssignedVariant, currentContext } from '../pipeline/request-context.js';
+import type { Experiment, VariantParams } from './define-experiment.js';
+
+/** An experiment that is not in scope of the pipeline: an app bug, reported with what to change. */
+export class ExperimentLookupError extends Error {
+  override name = 'ExperimentLookupError';
+}
+
+/**
+ * The variant the current request was assigned in an experiment, `{ name, params }`. Works in any
+ * pipeline code (model, business logic, real-time features after hydration). Give the experiment
+ * object to get its params typed; its id works too.
+ *
+ * @example
+ * ```ts
+ * const { params } = getExperimentVariant(BoostTest); // params.weight is typed
+ * ```
+ */
+export function getExperimentVariant<P extends VariantParams = VariantParams>(
+  experiment: Experiment<P> | string,
+): AssignedVariant<P> {
+  const id = typeof experiment === 'string' ? experiment : experiment.id;
+  const context = currentContext();
+  const variant = context.variants.get(id);
+  if (variant === undefined) {
+    throw new ExperimentLookupError(
+      `Experiment ${JSON.stringify(id)} is not assigned in pipeline ${context.pipeline}: list it in ` +
+        "defineApp({ experiments }) or the pipeline's `experiments`",
+    );
+  }
+  return variant as AssignedVariant<P>;
+}

@@ -1,0 +1,38 @@
+import type { FeatureValue } from '../features/feature-kind.js';
+import type { RequestContext } from './request-context.js';
+
+/** A vector becomes a JSON array (a Float32Array would serialise as an object of indices). */
+function jsonValue(value: FeatureValue | null): number | boolean | string | number[] | null {
+  return value instanceof Float32Array ? Array.from(value) : value;
+}
+
+/**
+ * Records FEATURE events: for each candidate, each feature the model declared, with the value it
+ * read (stored, computed or default; null when missing). One event per value, in the predecessor's
+ * shape, keyed by the candidate (`feature_identifier`), which is how the export joins them to
+ * impressions. A feature the candidate alone cannot name (a pair feature with several partners in
+ * the request) is skipped rather than failing a request that already has its scores.
+ */
+export function recordFeatures(
+  context: RequestContext,
+  candidates: ReadonlyArray<{ readonly entity: object; readonly id: string }>,
+  entityType: string,
+  names: readonly string[],
+): void {
+  for (const candidate of candidates) {
+    for (const name of names) {
+      let value: FeatureValue | null;
+      try {
+        value = context.getFeature(candidate.entity, name);
+      } catch {
+        continue;
+      }
+      context.events.add('FEATURE', {
+        feature_identifier: candidate.id,
+        feature_identifier_type: entityType,
+        feature_name: name,
+        feature_value: jsonValue(value),
+      });
+    }
+  }
+}
