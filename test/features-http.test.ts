@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createClient, RESP_TYPES } from 'redis';
 import { defineApp, defineFeatureView, Feature, ProductEntity, UserEntity } from '../src/index.js';
 import { sleep } from './helpers/ranking-app.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { RawRedis, TEST_KEYS } from './helpers/raw-redis.js';
+import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
 
 const MAX_BATCH = 20;
@@ -59,26 +59,32 @@ const Pair = defineFeatureView({
 
 const app = defineApp({ name: 'features-http', featureViews: [Typed, Other, Ttl, Short, Pair] });
 
-const rowKey = (view: string, id: string) => `default:features:${view}:${id}`;
+/** Every view here is keyed by a product (a pair view by its first entity, a product). */
+const rowKey = (view: string, id: string) => TEST_KEYS.featureRow(view, [id], 'product');
 const pairKey = (view: string, first: string, second: string) =>
-  `default:features:${view}:${first.length}.${first}:${second}`;
+  TEST_KEYS.featureRow(view, [first, second], 'product');
 
 let redis: TestRedis;
 let server: FastifyInstance;
-let raw: ReturnType<typeof rawBufferClient>;
-
-/** A client that returns values as Buffers, to compare stored bytes. */
-function rawBufferClient(url: string) {
-  return createClient({ url }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-}
+/** Reads stored bytes; the Redis-down test kills Redis under it too (it reconnects, its errors are ignored). */
+let raw: RawRedis;
 
 before(async () => {
   redis = await startTestRedis();
   server = await testServer(redis, { app, env: { MAX_BATCH: String(MAX_BATCH) } });
-  raw = rawBufferClient(redis.url);
-  // The Redis-down test kills Redis under this client too: it reconnects, its errors are expected.
-  raw.on('error', () => undefined);
-  await raw.connect();
+  raw = await RawRedis.connect(redis);
+});
+
+test('row keys: default:features:<view>:<id> on a single Redis (pairs <len>.<first>:<second>), hash-tagged on a cluster', () => {
+  const single = TEST_REDIS_MODE === 'single';
+  assert.equal(
+    rowKey('typed', 'p1'),
+    single ? 'default:features:typed:p1' : 'default:features:typed:{product:p1}',
+  );
+  assert.equal(
+    pairKey('pair', 'p1', 'u1'),
+    single ? 'default:features:pair:2.p1:u1' : 'default:features:pair:{product:p1}:u1',
+  );
 });
 
 after(async () => {
@@ -316,12 +322,12 @@ describe('a row replaces the row of its view, and only that', () => {
   test("writing one view of an entity leaves the entity's other views byte for byte", async () => {
     await upload('other', [{ entity_id: 'iso', score: 3.5, name: 'isolated', event_timestamp: 5_000 }]);
     await upload('typed', [{ entity_id: 'iso', price: 1 }]);
-    const otherBefore = await raw.get(rowKey('other', 'iso'));
+    const otherBefore = await raw.getBytes(rowKey('other', 'iso'));
     assert.ok(Buffer.isBuffer(otherBefore) && otherBefore.length > 0);
     // Rewrite the typed row twice and delete it: the other row must not change.
     await upload('typed', [{ entity_id: 'iso', price: 2, label: 'a much longer label than before' }]);
     await upload('typed', [{ entity_id: 'iso', count: 3 }]);
-    assert.deepEqual(await raw.get(rowKey('other', 'iso')), otherBefore);
+    assert.deepEqual(await raw.getBytes(rowKey('other', 'iso')), otherBefore);
     const [result] = await read({
       features: ['other:score', 'other:name', 'typed:count'],
       entity_ids: ['iso'],
@@ -732,7 +738,7 @@ describe('POST /api/v1/features/delete', () => {
       { entity_id: 'd1', score: 1 },
       { entity_id: 'd2', score: 2 },
     ]);
-    const otherBytes = await raw.get(rowKey('other', 'd1'));
+    const otherBytes = await raw.getBytes(rowKey('other', 'd1'));
     const res = await postJson(server, DELETE, {
       feature_view: 'typed',
       entity_ids: ['d1', 'never-there', 'd1'],
@@ -741,7 +747,7 @@ describe('POST /api/v1/features/delete', () => {
     assert.deepEqual(res.body, { feature_view: 'typed', deleted_count: 1 });
     assert.equal(await raw.exists(rowKey('typed', 'd1')), 0);
     assert.equal(await raw.exists(rowKey('typed', 'd2')), 1, 'an id not named stays');
-    assert.deepEqual(await raw.get(rowKey('other', 'd1')), otherBytes, 'the other view stays');
+    assert.deepEqual(await raw.getBytes(rowKey('other', 'd1')), otherBytes, 'the other view stays');
     const [d1, d2] = await read({ features: ['typed:price', 'other:score'], entity_ids: ['d1', 'd2'] });
     assert.deepEqual(d1?.values, { 'typed:price': 1.5, 'other:score': 1 });
     assert.deepEqual(d1?.views, { typed: { state: 'missing' }, other: d1?.views.other });

@@ -1,20 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createClient } from 'redis';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { RawRedis } from './helpers/raw-redis.js';
+import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
 
 let redis: TestRedis;
 let server: FastifyInstance;
-let raw: ReturnType<typeof createClient>;
+let raw: RawRedis;
 
 before(async () => {
   redis = await startTestRedis();
   server = await testServer(redis);
-  raw = createClient({ url: redis.url });
-  await raw.connect();
+  raw = await RawRedis.connect(redis);
 });
+
+/** The index key of an entity: `default:1:<type>:<id>` on a single Redis, hash-tagged on a cluster. */
+const key = (type: string, id: string) => raw.keys.entity(type, id);
 
 after(async () => {
   await server?.close();
@@ -27,6 +29,11 @@ const get = (body: unknown) => postJson(server, '/api/v1/entities/get', body);
 
 describe('upload (spec 4.1)', () => {
   test('creates entities and answers their ids; the stored value is compact JSON at default:1:<type>:<id>', async () => {
+    // The predecessor's layout, on a single Redis; a cluster's keys carry a hash tag (cluster-keys.test.ts).
+    assert.equal(
+      key('product', 'c1'),
+      TEST_REDIS_MODE === 'single' ? 'default:1:product:c1' : 'default:1:{product:c1}',
+    );
     const res = await upload({
       entity_type: 'product',
       entities: [
@@ -36,7 +43,7 @@ describe('upload (spec 4.1)', () => {
     });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { entity_type: 'product', entity_ids: ['c1', 'c2'] });
-    assert.equal(await raw.get('default:1:product:c1'), '{"product_id":"c1","brand":"acme","price":null}');
+    assert.equal(await raw.get(key('product', 'c1')), '{"product_id":"c1","brand":"acme","price":null}');
   });
 
   test('an existing entity is replaced completely: fields dropped by the new upload are gone', async () => {
@@ -69,7 +76,7 @@ describe('upload (spec 4.1)', () => {
       entities: [{ id: 'k1', name: 'x' }],
     });
     assert.deepEqual(res.body, { entity_type: 'product', entity_ids: ['k1'] });
-    assert.deepEqual(JSON.parse((await raw.get('default:1:product:k1')) ?? 'null'), {
+    assert.deepEqual(JSON.parse((await raw.get(key('product', 'k1'))) ?? 'null'), {
       id: 'k1',
       name: 'x',
       product_id: 'k1',
@@ -99,7 +106,7 @@ describe('upload (spec 4.1)', () => {
     assert.equal(res.status, 422);
     assert.deepEqual(res.body.detail[0].loc, ['body', 'entities', 1, 'product_id']);
     assert.equal(await raw.dbSize(), before);
-    assert.equal(await raw.exists('default:1:product:ok1'), 0);
+    assert.equal(await raw.exists(key('product', 'ok1')), 0);
   });
 
   test('every stored entity reads back exactly as uploaded: nulls, nesting, unicode, key order', async () => {
@@ -171,6 +178,9 @@ describe('ids round-trip exactly and stay inside their type', () => {
     'tab\tand\r\n',
     'ünïcödé 日本 🕯️',
     '{tag}',
+    'a}b',
+    '}{',
+    '%7D',
     '"quoted"',
     '__proto__',
     'constructor',
@@ -188,7 +198,7 @@ describe('ids round-trip exactly and stay inside their type', () => {
     awkward.forEach((id, n) => {
       assert.deepEqual(got.body.entities[id], { category_id: id, n });
     });
-    for (const id of awkward) assert.equal(await raw.exists(`default:1:category:${id}`), 1);
+    for (const id of awkward) assert.equal(await raw.exists(key('category', id)), 1);
     const del = await postJson(server, '/api/entity/v1/entities/delete', {
       entity_type: 'category',
       entity_ids: awkward,

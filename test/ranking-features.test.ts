@@ -22,8 +22,11 @@ import {
   Type,
   UserEntity,
 } from '../src/index.js';
-import { nullable, RedisStats, rawClient, uploadEntities } from './helpers/ranking-app.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { groupKeys } from '../src/redis/batches.js';
+import { hashSlot } from '../src/redis/hash-slot.js';
+import { nullable, RedisStats, uploadEntities } from './helpers/ranking-app.js';
+import { RawRedis, TEST_KEYS } from './helpers/raw-redis.js';
+import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
 
 const Product = ProductEntity.extend({ fields: { title: nullable(Type.String()) } });
@@ -182,7 +185,7 @@ const byDescending = (ids: string[], value: (id: string) => number) =>
 
 let redis: TestRedis;
 let server: FastifyInstance;
-let raw: Awaited<ReturnType<typeof rawClient>>;
+let raw: RawRedis;
 
 async function uploadFeatures(feature_view: string, rows: Array<Record<string, unknown>>) {
   const res = await postJson(server, '/api/v1/features/upload', { feature_view, rows });
@@ -193,7 +196,7 @@ async function uploadFeatures(feature_view: string, rows: Array<Record<string, u
 before(async () => {
   redis = await startTestRedis();
   server = await testServer(redis, { app });
-  raw = await rawClient(redis);
+  raw = await RawRedis.connect(redis);
   await uploadEntities(
     server,
     'product',
@@ -345,7 +348,23 @@ describe('a model on two stored views and an embedding similarity', () => {
     await stats.reset();
     const { ranked } = await rank('u1');
     assertRanking(ranked, 'u1');
-    assert.equal(await stats.calls('mget'), 2, 'one MGET for the entities, one for the features');
+    // On a cluster, each of the two is one MGET per hash slot (all sent at once).
+    const entityKeys = [
+      ...PRODUCTS.map((id) => TEST_KEYS.entity('product', id)),
+      TEST_KEYS.entity('user', 'u1'),
+    ];
+    const rowKeys = [
+      ...['product_stats', 'product_sales'].flatMap((view) =>
+        PRODUCTS.map((id) => TEST_KEYS.featureRow(view, [id], 'product')),
+      ),
+      TEST_KEYS.featureRow('user_profile', ['u1'], 'user'),
+    ];
+    const perRead = (keys: string[]) => (TEST_REDIS_MODE === 'single' ? 1 : groupKeys(keys, hashSlot).length);
+    assert.equal(
+      await stats.calls('mget'),
+      perRead(entityKeys) + perRead(rowKeys),
+      'one MGET for the entities, one for the features',
+    );
     for (const command of ['get', 'hmget', 'hget', 'exists', 'scan'])
       assert.equal(await stats.calls(command), 0, `no ${command}`);
     // Entities: 6 products found, the user not in the index. Feature rows: 5 product_stats rows

@@ -21,6 +21,17 @@ export interface PrepareRedisOptions {
  * the server answers 503 until Redis is back, so a missing Redis never stops it from starting.
  */
 export async function prepareRedis(config: Config, options: PrepareRedisOptions): Promise<void> {
+  if (config.REDIS_CLUSTER_NODES.length > 0) {
+    // A cluster is never started here: one answering seed node is enough to find the others.
+    const seeds = config.REDIS_CLUSTER_NODES.map((node) => redisAddressOf(`redis://${node}`));
+    const answers = await Promise.all(seeds.map((seed) => pingRedis(seed.port, seed.host)));
+    if (!answers.includes(true)) {
+      options.warn(
+        `No node of the Redis Cluster (${config.REDIS_CLUSTER_NODES.join(', ')}) is answering. rankd keeps retrying.`,
+      );
+    }
+    return;
+  }
   const address = redisAddressOf(redisUrlOf(config));
   if (await pingRedis(address.port, address.host)) return;
   if (options.auto && address.local) {

@@ -13,7 +13,7 @@ const ALIASES: Record<string, keyof Config> = {
   WYVERN_INDEX_VERSION: 'INDEX_VERSION',
 };
 
-const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS', 'EVENTS_KINDS']);
+const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS', 'REDIS_CLUSTER_NODES']);
 const keysOfType = (type: string) =>
   new Set<string>(
     Object.entries(ConfigSchema.properties)
@@ -21,7 +21,6 @@ const keysOfType = (type: string) =>
       .map(([k]) => k),
   );
 const INTEGER_KEYS = keysOfType('integer');
-const NUMBER_KEYS = keysOfType('number');
 const BOOLEAN_KEYS = keysOfType('boolean');
 /** Spellings of a boolean setting: the usual ones of environment files. */
 const BOOLEAN_WORDS: Record<string, boolean> = {
@@ -76,10 +75,6 @@ export function loadConfig(
       // Number('') and Number(' 12 ') are too lenient for a port; accept plain digits only.
       if (/^\d+$/.test(value.trim())) raw[name] = Number(value.trim());
       else problems.push(`${name}=${JSON.stringify(value)}: expected a whole number`);
-    } else if (NUMBER_KEYS.has(name)) {
-      // Plain decimals only, for the same reason: Number('') is 0 and Number('0x1') is 1.
-      if (/^\d+(\.\d+)?$|^\.\d+$/.test(value.trim())) raw[name] = Number(value.trim());
-      else problems.push(`${name}=${JSON.stringify(value)}: expected a number`);
     } else if (BOOLEAN_KEYS.has(name)) {
       const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
       if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
@@ -101,15 +96,40 @@ export function loadConfig(
       problems.push(`${name}=${JSON.stringify(withDefaults[name])}: ${why}`);
     }
   }
+  problems.push(...clusterProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
 }
 
+/** `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address. */
+const CLUSTER_NODE = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\],/]+):(\d{1,5})$/;
+
+/**
+ * Checks `REDIS_CLUSTER_NODES` entries, and on a cluster the key prefixes: every key carries a
+ * hash tag, `{type:id}`, and a brace in a prefix before it would open the tag early and put every
+ * key in one slot.
+ */
+function clusterProblems(settings: Record<string, unknown>): string[] {
+  const nodes = settings.REDIS_CLUSTER_NODES;
+  if (!Array.isArray(nodes) || nodes.length === 0) return [];
+  const problems = nodes
+    .filter((node) => {
+      const port = Number(CLUSTER_NODE.exec(String(node))?.[2] ?? 0);
+      return !(port >= 1 && port <= 65535);
+    })
+    .map((node) => `REDIS_CLUSTER_NODES: ${JSON.stringify(node)} is not host:port (e.g. 10.0.0.1:6379)`);
+  for (const name of ['PROJECT_NAME', 'INDEX_VERSION']) {
+    if (/[{}]/.test(String(settings[name])))
+      problems.push(
+        `${name}=${JSON.stringify(settings[name])}: must not contain { or } with REDIS_CLUSTER_NODES`,
+      );
+  }
+  return problems;
+}
+
 function allowedValues(name: string): string[] | undefined {
-  type Choices = { anyOf?: { const?: unknown }[] };
-  const schema = (ConfigSchema.properties as Record<string, Choices & { items?: Choices }>)[name];
-  // A list setting (EVENTS_KINDS) has its choices on the items.
-  return (schema?.anyOf ?? schema?.items?.anyOf)?.map((s) => String(s.const));
+  const schema = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[name];
+  return schema?.anyOf?.map((s) => String(s.const));
 }
 
 /** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */

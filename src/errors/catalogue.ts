@@ -23,12 +23,15 @@ export const ErrorCode = {
   NOT_FOUND: 'RANKD_NOT_FOUND',
   /** Redis cannot be reached or did not answer in time (HTTP 503). */
   REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
+  /**
+   * On a Redis Cluster, a write reached some nodes but not others: the body lists which ids were
+   * written and which were not confirmed (HTTP 503).
+   */
+  PARTIAL_WRITE: 'RANKD_PARTIAL_WRITE',
   /** A value in the index is not one rankd can decode (HTTP 500: the data in Redis is damaged). */
   INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
   /** The admin model reload route was given a name that is no file-backed model of the app (HTTP 404). */
   MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
-  /** The event sink (its Redis stream or file) cannot take a synchronous write, e.g. feedback (HTTP 503). */
-  EVENT_SINK_UNAVAILABLE: 'RANKD_EVENT_SINK_UNAVAILABLE',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
   CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
   /** The app module cannot be loaded or is not a rankd app; raised at start-up. */
@@ -54,26 +57,48 @@ export class ValidationError extends RankdError {
 
 /** Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. */
 export class RedisUnavailableError extends RankdError {
-  constructor(address: string, cause?: unknown) {
+  /** `cluster`: `address` is the seed nodes of a Redis Cluster, which `rankd redis` cannot start. */
+  constructor(address: string, cause?: unknown, cluster = false) {
     const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
     super(
       ErrorCode.REDIS_UNAVAILABLE,
       503,
-      `Redis at ${address} is not available${reason}. Start a local one with \`rankd redis\`, ` +
-        'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
+      cluster
+        ? `The Redis Cluster at ${address} is not available${reason}. rankd reconnects by itself and ` +
+            'follows failovers; check REDIS_CLUSTER_NODES and the cluster (CLUSTER INFO on a node).'
+        : `Redis at ${address} is not available${reason}. Start a local one with \`rankd redis\`, ` +
+            'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
       { cause },
     );
   }
 }
 
+/** An id as a write names it: an entity id, or `[first, second]` for a row of a pair view. */
+export type WrittenId = string | readonly [string, string];
+
 /**
- * The event file cannot be written (feedback answers 503; background batches count their events as
- * dropped). An unreachable event Redis is a {@link RedisUnavailableError}.
+ * A write on a Redis Cluster that reached some nodes and not others (HTTP 503): each entity is
+ * written atomically, so every id is either in `written_ids` (done) or in `failed_ids` (not
+ * confirmed: its node failed or did not answer in time, so it may or may not have been applied).
+ * Writes replace whole values, so sending the failed ids again is safe.
  */
-export class EventSinkUnavailableError extends RankdError {
-  constructor(target: string, cause?: unknown) {
+export class PartialWriteError extends RankdError {
+  /** Ids whose write (or delete) Redis confirmed, each once, in request order. */
+  readonly writtenIds: readonly WrittenId[];
+  /** Ids whose write (or delete) was not confirmed, each once, in request order. */
+  readonly failedIds: readonly WrittenId[];
+
+  constructor(writtenIds: readonly WrittenId[], failedIds: readonly WrittenId[], cause?: unknown) {
     const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
-    super(ErrorCode.EVENT_SINK_UNAVAILABLE, 503, `Cannot write to ${target}${reason}`, { cause });
+    super(
+      ErrorCode.PARTIAL_WRITE,
+      503,
+      `A Redis Cluster node failed during the write${reason}: ${writtenIds.length} written (written_ids), ` +
+        `${failedIds.length} not confirmed (failed_ids). Send the failed ones again once the cluster is back.`,
+      { cause, extra: { written_ids: writtenIds, failed_ids: failedIds } },
+    );
+    this.writtenIds = writtenIds;
+    this.failedIds = failedIds;
   }
 }
 

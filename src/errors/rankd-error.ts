@@ -18,17 +18,24 @@ export class RankdError extends Error {
   readonly statusCode: number;
   /** Field-level problems, for validation errors; the response's `detail` is then this list. */
   readonly problems: readonly FieldProblem[] | undefined;
+  /** Fields the response body carries beside `detail` and `error_code` (e.g. `written_ids`). */
+  readonly extra: Readonly<Record<string, unknown>> | undefined;
 
   constructor(
     code: string,
     statusCode: number,
     message: string,
-    options?: { cause?: unknown; problems?: readonly FieldProblem[] },
+    options?: {
+      cause?: unknown;
+      problems?: readonly FieldProblem[];
+      extra?: Readonly<Record<string, unknown>>;
+    },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
     this.statusCode = statusCode;
     this.problems = options?.problems;
+    this.extra = options?.extra;
   }
 }

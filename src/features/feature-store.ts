@@ -1,3 +1,5 @@
+import type { WrittenId } from '../errors/index.js';
+import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import type { FeatureView } from './define-feature-view.js';
@@ -58,8 +60,7 @@ export class FeatureStore {
   /** Like {@link read}, but says why a row is absent: `missing`, `expired` or `unknown_layout`. */
   async readStates(requests: readonly RowRequest[], nowMs = Date.now()): Promise<Array<Array<RowState>>> {
     const redisKeys: string[] = [];
-    for (const { view, keys } of requests)
-      for (const ids of keys) redisKeys.push(this.#keys.featureRow(view.name, ids));
+    for (const { view, keys } of requests) for (const ids of keys) redisKeys.push(this.#rowKey(view, ids));
     const values = await this.#redis.mget(redisKeys);
     const unknown = new Set<number>();
     for (const value of values) {
@@ -81,6 +82,8 @@ export class FeatureStore {
   /**
    * Writes rows of one view atomically (one MSET, or one MULTI when rows expire), replacing each
    * row whole. Values must already be valid for the view. Rows whose TTL has already passed are skipped.
+   * On a Redis Cluster each row is written atomically (one command per hash slot); if only some
+   * reach Redis, a `PartialWriteError` names the rows written and those not.
    */
   async write(
     view: FeatureView,
@@ -93,23 +96,42 @@ export class FeatureStore {
   ): Promise<number> {
     await this.#registerLayout(view);
     const entries: Array<[string, Buffer, number | undefined]> = [];
+    const written: WrittenId[] = [];
     for (const row of rows) {
       const expiresAt = rowExpiresAtMs(view, row.eventTimestampMs);
       if (expiresAt !== undefined && expiresAt <= nowMs) continue;
       entries.push([
-        this.#keys.featureRow(view.name, row.ids),
+        this.#rowKey(view, row.ids),
         view.layout.encode(row.values, row.eventTimestampMs),
         expiresAt,
       ]);
+      written.push(rowIdOf(row.ids));
     }
-    await this.#redis.setMany(entries);
+    try {
+      await this.#redis.setMany(entries);
+    } catch (error) {
+      throw toPartialWriteError(error, written);
+    }
     return entries.length;
   }
 
-  /** Deletes rows of one view; returns how many existed. */
+  /**
+   * Deletes rows of one view; returns how many existed. On a Redis Cluster each row is deleted
+   * atomically, with a `PartialWriteError` if only some deletes were confirmed.
+   */
   async delete(view: FeatureView, keys: ReadonlyArray<readonly string[]>): Promise<number> {
-    const existed = await this.#redis.deleteEach(keys.map((ids) => this.#keys.featureRow(view.name, ids)));
+    let existed: number[];
+    try {
+      existed = await this.#redis.deleteEach(keys.map((ids) => this.#rowKey(view, ids)));
+    } catch (error) {
+      throw toPartialWriteError(error, keys.map(rowIdOf));
+    }
     return existed.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** A row's key: its view, and on a cluster the hash tag of its (first) entity. */
+  #rowKey(view: FeatureView, ids: readonly string[]): string {
+    return this.#keys.featureRow(view.name, ids, view.entityTypes[0]?.name);
   }
 
   #classify(view: FeatureView, bytes: Buffer, nowMs: number): RowState {
@@ -148,4 +170,10 @@ export class FeatureStore {
       if (json) this.#layouts.set(fingerprint, new RowLayout(JSON.parse(json) as Array<[string, never]>));
     });
   }
+}
+
+/** A row's id as the API names it: the entity id, or `[first, second]` for a pair view. */
+function rowIdOf(ids: readonly string[]): WrittenId {
+  const [first = '', second] = ids;
+  return second === undefined ? first : [first, second];
 }

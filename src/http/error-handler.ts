@@ -7,10 +7,11 @@ import {
   type SchemaError,
 } from '../errors/index.js';
 
-/** The JSON body of every error response. */
+/** The JSON body of every error response (a few errors add fields, e.g. `written_ids`). */
 export interface ErrorBody {
   detail: string | readonly FieldProblem[];
   error_code: string;
+  [field: string]: unknown;
 }
 
 interface Mapped {
@@ -48,7 +49,7 @@ export function toErrorResponse(error: unknown): Mapped {
   if (error instanceof RankdError) {
     return {
       status: error.statusCode,
-      body: { detail: error.problems ?? error.message, error_code: error.code },
+      body: { detail: error.problems ?? error.message, error_code: error.code, ...error.extra },
     };
   }
   // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
@@ -99,7 +100,9 @@ function messageOf(error: Partial<FastifyError>): string {
 export function installErrorHandling(server: FastifyInstance): void {
   server.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = toErrorResponse(error);
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    // A Redis outage answers every request with 503: one line each, not a stack trace each.
+    if (status === 503) request.log.warn({ status, error_code: body.error_code }, String(body.detail));
+    else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, error_code: body.error_code }, 'request rejected');
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });

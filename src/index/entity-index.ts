@@ -5,6 +5,7 @@ import {
   problemsFromSchemaErrors,
   ValidationError,
 } from '../errors/index.js';
+import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import { decodeEntityBytes, encodeEntity, type IndexCodec } from './codec.js';
@@ -108,9 +109,17 @@ export class EntityIndex {
     return { ids, entries };
   }
 
-  /** The writing half of {@link upload}: one atomic MSET of what {@link prepare} returned. */
+  /**
+   * The writing half of {@link upload}: one atomic MSET of what {@link prepare} returned. On a
+   * Redis Cluster one MSET per hash slot, each entity atomic; if only some reach Redis, a
+   * `PartialWriteError` says which ids were written and which not.
+   */
   async write(prepared: PreparedEntities): Promise<void> {
-    await this.#redis.mset(prepared.entries);
+    try {
+      await this.#redis.mset(prepared.entries);
+    } catch (error) {
+      throw toPartialWriteError(error, prepared.ids);
+    }
   }
 
   /**
@@ -158,10 +167,19 @@ export class EntityIndex {
     });
   }
 
-  /** Deletes entities atomically; returns the ids that existed (each once, in request order). */
+  /**
+   * Deletes entities atomically (each entity atomically on a Redis Cluster, with a
+   * `PartialWriteError` if only some deletes were confirmed); returns the ids that existed (each
+   * once, in request order).
+   */
   async delete(type: EntityType, ids: readonly string[]): Promise<string[]> {
     const unique = [...new Set(ids)];
-    const existed = await this.#redis.deleteEach(unique.map((id) => this.#keys.entity(type.name, id)));
+    let existed: number[];
+    try {
+      existed = await this.#redis.deleteEach(unique.map((id) => this.#keys.entity(type.name, id)));
+    } catch (error) {
+      throw toPartialWriteError(error, unique);
+    }
     return unique.filter((_id, i) => existed[i] === 1);
   }
 

@@ -1,11 +1,21 @@
-import { createClient, RESP_TYPES } from 'redis';
+import { TimeoutError } from 'redis';
 import { RankdError, RedisUnavailableError } from '../errors/index.js';
+import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
+import { ClusterTransport } from './cluster-transport.js';
 import { type RedisObserver, redisErrorKind } from './observer.js';
+import {
+  type RedisCommand,
+  type RedisTransport,
+  SingleNodeTransport,
+  type TransportEvent,
+} from './transport.js';
 
 /** How to reach Redis and how long to wait for it. */
 export interface RedisConnectionOptions {
-  /** `redis://host:port` (or `rediss://`). */
+  /** `redis://host:port` (or `rediss://`). Not used when `clusterNodes` is given. */
   url: string;
+  /** `host:port` of some nodes of a Redis Cluster (`REDIS_CLUSTER_NODES`): cluster mode when not empty. */
+  clusterNodes?: readonly string[] | undefined;
   /** Longest wait for one connection attempt, in ms. */
   connectTimeoutMs: number;
   /** Longest wait for one command, in ms; past it the caller gets a {@link RedisUnavailableError}. */
@@ -19,91 +29,117 @@ export interface RedisConnectionOptions {
 /** Value as stored: Redis bulk strings come back as Buffers so that binary (LZ4) values survive. */
 export type StoredValue = Buffer | null;
 
-const MAX_RECONNECT_DELAY_MS = 2000;
-
-function createBufferClient(options: RedisConnectionOptions) {
-  return createClient({
-    url: options.url,
-    // Fail fast while disconnected instead of queueing: a request must answer 503, never hang.
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: options.connectTimeoutMs,
-      reconnectStrategy: (retries: number) =>
-        Math.min(50 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS),
-    },
-    commandOptions: { timeout: options.commandTimeoutMs },
-  }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
-}
-
-type BufferClient = ReturnType<typeof createBufferClient>;
+/**
+ * Extra time an operation gets beyond `commandTimeoutMs` before it is abandoned. node-redis times
+ * single commands out itself; this deadline is for what it does not time (a MULTI/EXEC, a command
+ * waiting for a cluster node to connect), so that no request can hang.
+ */
+const DEADLINE_GRACE_MS = 250;
 
 /**
- * The one Redis connection of a rankd process: connects in the background, reconnects by itself
- * forever, and turns every transport failure into a {@link RedisUnavailableError} (HTTP 503).
- * The methods are the few operations rankd's stores need, each one round trip.
+ * The one Redis connection of a rankd process, on a single Redis or on a Redis Cluster: connects
+ * in the background, reconnects by itself forever, and turns every transport failure into a
+ * {@link RedisUnavailableError} (HTTP 503). The methods are the few operations rankd's stores need.
+ *
+ * Batches (MGET, MSET, deletes) are split by hash slot: on a single Redis that is one group, so
+ * each call is one command, atomic as before. On a cluster each slot gets its own command, all
+ * sent in the same tick, so node-redis pipelines them and a batch costs one round trip per node.
+ * A write whose groups partly fail throws a {@link RedisPartialWriteError} saying which items were
+ * confirmed; the stores turn it into the ids of a `RANKD_PARTIAL_WRITE` answer.
  */
 export class RedisConnection {
-  /** `host:port` as shown to users in error messages. */
+  /** `host:port` (or the cluster's seed nodes) as shown to users in error messages. */
   readonly address: string;
-  readonly #client: BufferClient;
+  /** Whether this is one Redis or a Redis Cluster (whose keys then carry hash tags). */
+  readonly mode: 'single' | 'cluster';
+  readonly #transport: RedisTransport;
   readonly #options: RedisConnectionOptions;
   #connecting: Promise<unknown> | undefined;
-  #lostReported = false;
+  #state: TransportEvent | undefined;
 
   constructor(options: RedisConnectionOptions) {
     this.#options = options;
-    const url = new URL(options.url);
-    this.address = `${url.hostname || 'localhost'}:${url.port || '6379'}`;
-    this.#client = createBufferClient(options);
-    // Without a listener node-redis would crash the process on the first connection error.
-    this.#client.on('error', (error: Error) => this.#reportLost(error.message));
-    this.#client.on('ready', () => {
-      this.#lostReported = false;
-      options.onStateChange?.('ready', this.address);
-    });
+    const transportOptions = {
+      connectTimeoutMs: options.connectTimeoutMs,
+      commandTimeoutMs: options.commandTimeoutMs,
+      onEvent: (event: TransportEvent, detail: string) => this.#onEvent(event, detail),
+    };
+    const nodes = options.clusterNodes ?? [];
+    this.mode = nodes.length > 0 ? 'cluster' : 'single';
+    this.#transport =
+      nodes.length > 0
+        ? new ClusterTransport(nodes, transportOptions)
+        : new SingleNodeTransport(options.url, transportOptions);
+    this.address = this.#transport.address;
   }
 
   /** Starts connecting (in the background: Redis being down at start-up is not fatal). */
   connect(): void {
-    this.#connecting ??= this.#client.connect().catch(() => undefined);
+    this.#connecting ??= this.#transport.connect().catch(() => undefined);
   }
 
   /** Whether commands can be sent now. */
   get isReady(): boolean {
-    return this.#client.isReady;
+    return this.#transport.isReady;
   }
 
   /** Resolves true once connected, false if that takes longer than `timeoutMs`. */
   async waitUntilReady(timeoutMs: number): Promise<boolean> {
     this.connect();
     const deadline = Date.now() + timeoutMs;
-    while (!this.#client.isReady) {
+    while (!this.#transport.isReady) {
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return true;
   }
 
-  /** Round trip to Redis; throws {@link RedisUnavailableError} when it does not answer. */
+  /** Round trip to Redis (to every master of a cluster); throws {@link RedisUnavailableError} when one does not answer. */
   async ping(): Promise<void> {
-    await this.#run(() => this.#client.ping(), 'ping');
-  }
-
-  /** Values of `keys`, in order, `null` where a key does not exist. One MGET. */
-  async mget(keys: readonly string[]): Promise<StoredValue[]> {
-    if (keys.length === 0) return [];
-    return (await this.#run(() => this.#client.mGet(keys as string[]), 'mget')) as StoredValue[];
-  }
-
-  /** Sets every pair in one atomic MSET: all of them or none. A later duplicate key wins. */
-  async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
-    if (entries.length === 0) return;
-    await this.#run(() => this.#client.mSet(entries as Array<[string, string | Buffer]>), 'mset');
+    await this.#run(() => this.#transport.pingAll(), 'ping');
   }
 
   /**
-   * Sets every entry atomically: one MSET when none expires, else one MULTI/EXEC of SETs, those
-   * with an expiry time (ms since the epoch) using PXAT.
+   * Values of `keys`, in order, `null` where a key does not exist. One MGET per hash slot (one in
+   * all on a single Redis); any failure fails the whole read.
+   */
+  async mget(keys: readonly string[]): Promise<StoredValue[]> {
+    if (keys.length === 0) return [];
+    const groups = this.#groups(keys);
+    // One deadline and one observation for the whole read: it is one step of a request.
+    const replies = await this.#run(
+      () =>
+        Promise.all(
+          groups.map((group) => this.#transport.send(group.keys[0], true, ['MGET', ...group.keys])),
+        ),
+      'mget',
+    );
+    const values = new Array<StoredValue>(keys.length).fill(null);
+    groups.forEach((group, g) => {
+      const reply = replies[g] as StoredValue[];
+      group.indexes.forEach((index, i) => {
+        values[index] = reply[i] ?? null;
+      });
+    });
+    return values;
+  }
+
+  /**
+   * Sets every pair with MSET: on a single Redis one atomic MSET (all or none); on a cluster one
+   * per hash slot, each atomic. A later duplicate key wins.
+   */
+  async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.#writeGroups(
+      entries.map(([key]) => key),
+      (group) => this.#transport.send(group.keys[0], false, ['MSET', ...flatPairs(entries, group)]),
+      'mset',
+    );
+  }
+
+  /**
+   * Sets every entry atomically (per hash slot on a cluster): MSET when none expires, else a
+   * MULTI/EXEC of SETs, those with an expiry time (ms since the epoch) using PXAT.
    */
   async setMany(
     entries: ReadonlyArray<readonly [string, string | Buffer, number | undefined]>,
@@ -113,120 +149,133 @@ export class RedisConnection {
       await this.mset(entries.map(([key, value]) => [key, value] as const));
       return;
     }
-    await this.#run(async () => {
-      const multi = this.#client.multi();
-      for (const [key, value, expiresAt] of entries) {
-        if (expiresAt === undefined) multi.set(key, value);
-        else multi.set(key, value, { expiration: { type: 'PXAT', value: Math.ceil(expiresAt) } });
-      }
-      await multi.exec();
-    }, 'multi_set');
+    await this.#writeGroups(
+      entries.map(([key]) => key),
+      (group) =>
+        this.#transport.transaction(
+          group.keys[0] as string,
+          group.indexes.map((index) => {
+            const [key, value, expiresAt] = entries[index] as (typeof entries)[number];
+            return expiresAt === undefined
+              ? ['SET', key, value]
+              : ['SET', key, value, 'PXAT', String(Math.ceil(expiresAt))];
+          }),
+        ),
+      'multi_set',
+    );
   }
 
   /** HSETNX: sets a hash field unless it exists. */
   async setFieldIfAbsent(key: string, field: string, value: string): Promise<void> {
-    await this.#run(() => this.#client.hSetNX(key, field, value), 'hsetnx');
+    await this.#run(() => this.#transport.send(key, false, ['HSETNX', key, field, value]), 'hsetnx');
   }
 
   /** HMGET as strings; null where a field is missing. */
   async getFields(key: string, fields: readonly string[]): Promise<Array<string | null>> {
     const values = (await this.#run(
-      () => this.#client.hmGet(key, fields as string[]),
+      () => this.#transport.send(key, true, ['HMGET', key, ...fields]),
       'hmget',
     )) as Array<Buffer | null>;
     return values.map((v) => (v === null ? null : v.toString('utf8')));
   }
 
   /**
-   * Deletes `keys` atomically (one MULTI/EXEC round trip) and returns, per key, 1 if it existed
-   * and 0 if not. A key listed twice counts once.
+   * Deletes `keys` atomically (one MULTI/EXEC round trip; one per hash slot on a cluster) and
+   * returns, per key, 1 if it existed and 0 if not. A key listed twice counts once.
    */
   async deleteEach(keys: readonly string[]): Promise<number[]> {
     if (keys.length === 0) return [];
-    return this.#run(async () => {
-      const multi = this.#client.multi();
-      for (const key of keys) multi.del(key);
-      return (await multi.exec()) as unknown as number[];
-    }, 'multi_del');
+    const existed = new Array<number>(keys.length).fill(0);
+    await this.#writeGroups(
+      keys,
+      async (group) => {
+        const replies = await this.#transport.transaction(
+          group.keys[0] as string,
+          group.keys.map((key) => ['DEL', key]),
+        );
+        group.indexes.forEach((index, i) => {
+          existed[index] = Number(replies[i]);
+        });
+      },
+      'multi_del',
+    );
+    return existed;
   }
 
   /**
-   * Appends entries to stream `key`, each given as its field/value pairs, and caps the stream at
-   * about `maxLength` entries (`XADD key MAXLEN ~ n * field value ...`: Redis trims whole nodes
-   * only, which is what makes the cap cheap, so the stream may hold a node's worth more). One
-   * MULTI/EXEC: every entry is written or none, so a failure is counted exactly.
+   * Deletes every key matching `pattern` (SCAN + UNLINK, on every master of a cluster). For tests
+   * and admin tools, not the request path.
    */
-  async appendToStream(
-    key: string,
-    entries: ReadonlyArray<readonly string[]>,
-    maxLength: number,
-  ): Promise<void> {
-    if (entries.length === 0) return;
-    const cap = String(maxLength);
-    await this.#run(async () => {
-      const multi = this.#client.multi();
-      for (const fields of entries) multi.addCommand(['XADD', key, 'MAXLEN', '~', cap, '*', ...fields]);
-      await multi.exec();
-    }, 'multi_xadd');
-  }
-
-  /**
-   * Up to `count` entries of stream `key` with ids from `start` to `end` (XRANGE: `-` and `+` are
-   * the ends, `(id` excludes an id), each with its fields as strings.
-   */
-  async readStream(
-    key: string,
-    start: string,
-    end: string,
-    count: number,
-  ): Promise<Array<{ id: string; fields: Record<string, string> }>> {
-    const reply = (await this.#run(
-      () => this.#client.sendCommand(['XRANGE', key, start, end, 'COUNT', String(count)]),
-      'xrange',
-    )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
-    return (reply ?? []).map(([id, flat]) => {
-      const fields: Record<string, string> = {};
-      for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
-      return { id: String(id), fields };
-    });
-  }
-
-  /** Deletes every key matching `pattern` (SCAN + UNLINK). For tests and admin tools, not the request path. */
   async deleteMatching(pattern: string): Promise<number> {
-    return this.#run(async () => {
-      let removed = 0;
-      for await (const batch of this.#client.scanIterator({ MATCH: pattern, COUNT: 1000 })) {
-        const keys = (batch as unknown as Buffer[]).map((k) => k.toString());
-        if (keys.length > 0) removed += await this.#client.unlink(keys);
-      }
-      return removed;
-    }, 'scan_unlink');
+    return this.#run(
+      async () => {
+        let removed = 0;
+        await this.#transport.forEachNode(async (send) => {
+          let cursor = '0';
+          do {
+            const [next, batch] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000'])) as [
+              unknown,
+              unknown[],
+            ];
+            cursor = String(next);
+            // UNLINK of several keys must stay inside one slot on a cluster.
+            for (const group of this.#groups(batch.map(String)))
+              removed += Number(await send(['UNLINK', ...group.keys]));
+          } while (cursor !== '0');
+        });
+        return removed;
+      },
+      'scan_unlink',
+      false,
+    );
   }
 
   /** Closes the connection; pending commands finish first. */
   async close(): Promise<void> {
-    if (this.#client.isOpen) {
-      await this.#client.close().catch(() => this.#client.destroy());
-    } else {
-      // A client still retrying its first connection is "open" only in intent: destroy stops the retries.
-      try {
-        this.#client.destroy();
-      } catch {
-        // already closed
-      }
-    }
+    await this.#transport.close();
+  }
+
+  #groups(keys: readonly string[]): BatchGroup[] {
+    // A single Redis takes the whole batch in one command: no slot to compute, nothing to split.
+    if (this.mode === 'single') return keys.length === 0 ? [] : [{ indexes: keys.map((_key, i) => i), keys }];
+    return groupKeys(keys, (key) => this.#transport.groupOf(key));
+  }
+
+  /**
+   * Runs `write` once per hash-slot group of `keys`, all groups at once. One group (always, on a
+   * single Redis) fails as a whole. With several, a failure of some but not all throws a
+   * {@link RedisPartialWriteError} saying, per key, whether its write was confirmed.
+   */
+  async #writeGroups(
+    keys: readonly string[],
+    write: (group: BatchGroup) => Promise<unknown>,
+    command: string,
+  ): Promise<void> {
+    const groups = this.#groups(keys);
+    const outcomes = await Promise.allSettled(groups.map((group) => this.#run(() => write(group), command)));
+    const failure = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failure === undefined) return;
+    if (outcomes.every((outcome) => outcome.status === 'rejected')) throw failure.reason;
+    const applied = new Array<boolean>(keys.length).fill(false);
+    outcomes.forEach((outcome, g) => {
+      if (outcome.status === 'fulfilled')
+        for (const index of (groups[g] as BatchGroup).indexes) applied[index] = true;
+    });
+    const reason = failure.reason as RedisUnavailableError;
+    throw new RedisPartialWriteError(this.address, applied, reason.cause ?? reason);
   }
 
   /**
    * Runs one operation (a command, or one MULTI/EXEC), timing it for the observer under
-   * `command`: two clock readings, none when nothing observes.
+   * `command` (two clock readings, none when nothing observes), within a deadline unless
+   * `deadline` is false (a whole SCAN of the keyspace may rightly take longer).
    */
-  async #run<T>(operation: () => Promise<T>, command = 'other'): Promise<T> {
+  async #run<T>(operation: () => Promise<T>, command = 'other', deadline = true): Promise<T> {
     this.connect();
     const observer = this.#options.observer;
     const start = observer === undefined ? 0 : performance.now();
     try {
-      const result = await operation();
+      const result = await (deadline ? this.#withinDeadline(operation()) : operation());
       observer?.commandDone(command, (performance.now() - start) / 1000);
       return result;
     } catch (error) {
@@ -235,13 +284,38 @@ export class RedisConnection {
         observer.commandDone(command, (performance.now() - start) / 1000);
         observer.commandFailed(command, redisErrorKind(error));
       }
-      throw new RedisUnavailableError(this.address, error);
+      throw new RedisUnavailableError(this.address, error, this.mode === 'cluster');
     }
   }
 
-  #reportLost(detail: string): void {
-    if (this.#lostReported) return;
-    this.#lostReported = true;
-    this.#options.onStateChange?.('lost', `${this.address}: ${detail}`);
+  #withinDeadline<T>(operation: Promise<T>): Promise<T> {
+    const ms = this.#options.commandTimeoutMs + DEADLINE_GRACE_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`no answer within ${ms} ms`)), ms);
+    });
+    // The abandoned operation may still fail later: that must not be an unhandled rejection.
+    operation.catch(() => undefined);
+    return Promise.race([operation, deadline]).finally(() => clearTimeout(timer));
   }
+
+  /** Reports a change of state once: `lost` once per outage, `ready` when it is over. */
+  #onEvent(event: TransportEvent, detail: string): void {
+    if (event === this.#state) return;
+    this.#state = event;
+    this.#options.onStateChange?.(event, event === 'lost' ? `${this.address}: ${detail}` : this.address);
+  }
+}
+
+/** `[key, value, key, value, ...]` of the entries of one group, for MSET. */
+function flatPairs(
+  entries: ReadonlyArray<readonly [string, string | Buffer]>,
+  group: BatchGroup,
+): RedisCommand {
+  const flat: Array<string | Buffer> = [];
+  for (const index of group.indexes) {
+    const [key, value] = entries[index] as readonly [string, string | Buffer];
+    flat.push(key, value);
+  }
+  return flat;
 }

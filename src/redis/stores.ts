@@ -23,14 +23,17 @@ export function createStores(
   onStateChange?: RedisConnectionOptions['onStateChange'],
   observer?: RedisObserver,
 ): Stores {
+  const cluster = config.REDIS_CLUSTER_NODES.length > 0;
   const redis = new RedisConnection({
     url: redisUrlOf(config),
+    clusterNodes: config.REDIS_CLUSTER_NODES,
     connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     ...(onStateChange === undefined ? {} : { onStateChange }),
     observer,
   });
-  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
+  // On a cluster keys carry hash tags, so that an entity's value and feature rows share a slot.
+  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION, cluster ? 'cluster' : 'single');
   return {
     redis,
     keys,

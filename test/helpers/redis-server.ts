@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findRedisServer, spawnRedisServer, waitForRedis } from '../../src/redis/local-server.js';
+import { asTestRedis, startTestCluster } from './redis-cluster.js';
 
 /** A free TCP port on loopback (never 6379 in practice: the OS hands out ephemeral ports). */
 export async function freePort(): Promise<number> {
@@ -19,25 +20,41 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A throwaway `redis-server` for one test file. */
+/** A throwaway `redis-server` (or Redis Cluster, see {@link TEST_REDIS_MODE}) for one test file. */
 export interface TestRedis {
+  /** The port of the Redis (of a cluster: of its first node). */
   readonly port: number;
+  /** The URL of the Redis (of a cluster: of its first node, which holds only some slots). */
   readonly url: string;
+  /** On a cluster, `host:port,...` of its nodes: the value of `REDIS_CLUSTER_NODES`. */
+  readonly clusterNodes?: string;
   /** Stops it for good and removes its data directory. */
   stop(): Promise<void>;
-  /** Kills it (SIGKILL), as an outage would. */
+  /** Kills it (SIGKILL; every node of a cluster), as an outage would. */
   kill(): Promise<void>;
-  /** Starts it again on the same port and data directory. */
+  /** Starts it again on the same port and data directory (a cluster: every node, until it is ok). */
   restart(): Promise<void>;
 }
 
 /**
+ * What {@link startTestRedis} starts: `cluster` when `RANKD_TEST_REDIS=cluster` (`npm run
+ * test:cluster`), so that the same suites run against a Redis Cluster, else a single Redis.
+ */
+export const TEST_REDIS_MODE: 'single' | 'cluster' =
+  process.env.RANKD_TEST_REDIS === 'cluster' ? 'cluster' : 'single';
+
+/**
  * Starts a real `redis-server` on a free port (or on `port`, e.g. one a server already points at)
  * with a temporary data directory. Tests never touch a Redis on 6379. Call `stop()` in `after()`.
+ * In cluster mode ({@link TEST_REDIS_MODE}) a plain call starts a 3 + 3 node Redis Cluster instead;
+ * a call asking for a port or persistence still gets a single Redis.
  */
 export async function startTestRedis(
   options: { persistent?: boolean; port?: number } = {},
 ): Promise<TestRedis> {
+  if (TEST_REDIS_MODE === 'cluster' && options.port === undefined && !options.persistent) {
+    return asTestRedis(await startTestCluster());
+  }
   const binary = findRedisServer();
   if (!binary)
     throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');

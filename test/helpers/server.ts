@@ -4,10 +4,14 @@ import { type Config, loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/http/build-server.js';
 import type { TestRedis } from './redis-server.js';
 
-/** Config for tests: the test Redis, no logs, short timeouts so outages are seen quickly. */
+/**
+ * Config for tests: the test Redis (a test cluster's nodes as `REDIS_CLUSTER_NODES`), no logs,
+ * short timeouts so outages are seen quickly.
+ */
 export function testConfig(redis: TestRedis, env: Record<string, string> = {}): Config {
   return loadConfig({
     REDIS_URL: redis.url,
+    ...(redis.clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
     LOG_LEVEL: 'silent',
     REDIS_CONNECT_TIMEOUT_MS: '500',
     REDIS_COMMAND_TIMEOUT_MS: '1000',

@@ -37,7 +37,9 @@ export function registerEntityDeleteRoutes(server: FastifyInstance, { app, confi
             operationId === 'entities_delete'
               ? 'Delete entities from the index'
               : "Delete entities (the predecessor's path; same as /api/entity/v1/entities/delete)",
-          description: 'Atomic: one MULTI/EXEC of DELs. Ids that did not exist are not an error.',
+          description:
+            'Atomic: one MULTI/EXEC of DELs (on a Redis Cluster one per hash slot; a node failing mid-call ' +
+            'answers 503 `RANKD_PARTIAL_WRITE` naming the ids done and not). Ids that did not exist are not an error.',
           tags: ['index'],
           body,
           response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },

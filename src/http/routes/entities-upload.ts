@@ -4,7 +4,7 @@ import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/e
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 
-/** `POST /api/v1/entities/upload`: create or completely replace entities, all or none. */
+/** `POST /api/v1/entities/upload`: create or completely replace entities, all or none (per entity on a Redis Cluster). */
 export function registerEntityUploadRoute(server: FastifyInstance, { app, config, index }: Services): void {
   const body = Type.Object(
     {
@@ -33,7 +33,9 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
         summary: 'Create or replace entities in the index',
         description:
           'No partial update: an entity whose id is already indexed is replaced completely. ' +
-          'The call is atomic: every entity is written, or none (any invalid entity → 422, nothing written).',
+          'The call is atomic: every entity is written, or none (any invalid entity → 422, nothing written). ' +
+          'On a Redis Cluster each entity is written atomically; if a node fails mid-call the answer is ' +
+          '503 `RANKD_PARTIAL_WRITE` with `written_ids` and `failed_ids`.',
         tags: ['index'],
         body,
         response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },

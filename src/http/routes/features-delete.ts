@@ -31,7 +31,9 @@ export function registerFeatureDeleteRoute(
       schema: {
         operationId: 'features_delete',
         summary: 'Delete feature rows of one view',
-        description: 'Atomic. Other views of the same entities are untouched.',
+        description:
+          'Atomic (on a Redis Cluster per row: a node failing mid-call answers 503 `RANKD_PARTIAL_WRITE` ' +
+          'naming the rows done and not). Other views of the same entities are untouched.',
         tags: ['features'],
         body,
         response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },

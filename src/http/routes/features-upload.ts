@@ -48,7 +48,9 @@ export function registerFeatureUploadRoute(
         summary: 'Write feature rows of one view',
         description:
           "Each row replaces that entity's row of the view (other views are untouched). Values are checked " +
-          "against the view's declared types; any problem → 422 naming row and feature, and nothing is written.",
+          "against the view's declared types; any problem → 422 naming row and feature, and nothing is written. " +
+          'On a Redis Cluster each row is written atomically; if a node fails mid-call the answer is 503 ' +
+          '`RANKD_PARTIAL_WRITE` with `written_ids` and `failed_ids`.',
         tags: ['features'],
         body,
         response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },

@@ -12,6 +12,9 @@ export const FieldProblemSchema = Type.Object(
   { title: 'FieldProblem' },
 );
 
+/** An id in a partial-write report: an entity id, or `[first, second]` for a row of a pair view. */
+const WrittenIdSchema = Type.Union([Type.String(), Type.Array(Type.String(), { minItems: 2, maxItems: 2 })]);
+
 /**
  * The body of every error response, in the predecessor's shape: `detail` is a sentence, or for
  * validation errors (422) the list of problems; `error_code` is a stable code of the catalogue.
@@ -20,6 +23,17 @@ export const ErrorBodySchema = Type.Object(
   {
     detail: Type.Union([Type.String(), Type.Array(FieldProblemSchema)]),
     error_code: Type.String({ description: 'Stable error code, e.g. `RANKD_VALIDATION`' }),
+    written_ids: Type.Optional(
+      Type.Array(WrittenIdSchema, {
+        description: 'Only with `RANKD_PARTIAL_WRITE`: the ids whose write (or delete) Redis confirmed',
+      }),
+    ),
+    failed_ids: Type.Optional(
+      Type.Array(WrittenIdSchema, {
+        description:
+          'Only with `RANKD_PARTIAL_WRITE`: the ids whose write (or delete) was not confirmed; send them again',
+      }),
+    ),
   },
   { title: 'ErrorBody' },
 );
@@ -32,7 +46,7 @@ const descriptions: Record<number, string> = {
   413: 'Body larger than BODY_LIMIT',
   415: 'Body is not application/json',
   422: 'The body does not match the schema; `detail` lists each problem',
-  503: 'Redis is not reachable; the message says what to do',
+  503: 'Redis is not reachable (the message says what to do), or on a Redis Cluster a write reached only some nodes (`RANKD_PARTIAL_WRITE`: `written_ids` and `failed_ids` say which)',
 };
 
 /** Error responses for a route's OpenAPI entry, by status. */
