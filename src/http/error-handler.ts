@@ -7,10 +7,11 @@ import {
   type SchemaError,
 } from '../errors/index.js';
 
-/** The JSON body of every error response. */
+/** The JSON body of every error response (a few errors add fields, e.g. `written_ids`). */
 export interface ErrorBody {
   detail: string | readonly FieldProblem[];
   error_code: string;
+  [field: string]: unknown;
 }
 
 interface Mapped {
@@ -48,7 +49,7 @@ export function toErrorResponse(error: unknown): Mapped {
   if (error instanceof RankdError) {
     return {
       status: error.statusCode,
-      body: { detail: error.problems ?? error.message, error_code: error.code },
+      body: { detail: error.problems ?? error.message, error_code: error.code, ...error.extra },
     };
   }
   // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
