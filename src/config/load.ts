@@ -13,7 +13,7 @@ const ALIASES: Record<string, keyof Config> = {
   WYVERN_INDEX_VERSION: 'INDEX_VERSION',
 };
 
-const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS', 'REDIS_CLUSTER_NODES']);
+const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS', 'EVENTS_KINDS', 'REDIS_CLUSTER_NODES']);
 const keysOfType = (type: string) =>
   new Set<string>(
     Object.entries(ConfigSchema.properties)
@@ -21,6 +21,7 @@ const keysOfType = (type: string) =>
       .map(([k]) => k),
   );
 const INTEGER_KEYS = keysOfType('integer');
+const NUMBER_KEYS = keysOfType('number');
 const BOOLEAN_KEYS = keysOfType('boolean');
 /** Spellings of a boolean setting: the usual ones of environment files. */
 const BOOLEAN_WORDS: Record<string, boolean> = {
@@ -75,6 +76,10 @@ export function loadConfig(
       // Number('') and Number(' 12 ') are too lenient for a port; accept plain digits only.
       if (/^\d+$/.test(value.trim())) raw[name] = Number(value.trim());
       else problems.push(`${name}=${JSON.stringify(value)}: expected a whole number`);
+    } else if (NUMBER_KEYS.has(name)) {
+      // Plain decimals only, for the same reason: Number('') is 0 and Number('0x1') is 1.
+      if (/^\d+(\.\d+)?$|^\.\d+$/.test(value.trim())) raw[name] = Number(value.trim());
+      else problems.push(`${name}=${JSON.stringify(value)}: expected a number`);
     } else if (BOOLEAN_KEYS.has(name)) {
       const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
       if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
@@ -128,8 +133,10 @@ function clusterProblems(settings: Record<string, unknown>): string[] {
 }
 
 function allowedValues(name: string): string[] | undefined {
-  const schema = (ConfigSchema.properties as Record<string, { anyOf?: { const?: unknown }[] }>)[name];
-  return schema?.anyOf?.map((s) => String(s.const));
+  type Choices = { anyOf?: { const?: unknown }[] };
+  const schema = (ConfigSchema.properties as Record<string, Choices & { items?: Choices }>)[name];
+  // A list setting (EVENTS_KINDS) has its choices on the items.
+  return (schema?.anyOf ?? schema?.items?.anyOf)?.map((s) => String(s.const));
 }
 
 /** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */

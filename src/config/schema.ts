@@ -49,6 +49,51 @@ export const ConfigSchema = Type.Object({
    * or pipe) logs JSON lines. @defaultValue `development`
    */
   ENVIRONMENT: Type.String({ default: 'development' }),
+  /**
+   * Where recorded events go: a Redis Stream (`{PROJECT_NAME}:events`), a JSON Lines file, or
+   * nowhere. See docs/events.md. @defaultValue `redis`
+   */
+  EVENTS_SINK: Type.Union([Type.Literal('redis'), Type.Literal('file'), Type.Literal('off')], {
+    default: 'redis',
+  }),
+  /**
+   * Event kinds sent to the sink (comma-separated). `CUSTOM` covers every app-defined type. FEATURE
+   * events follow `EVENTS_FEATURE_SAMPLE_RATE`; listing FEATURE here logs them for every request.
+   * @defaultValue `MODEL,IMPRESSION,CANDIDATE,EXPERIMENTATION,BUSINESS_LOGIC,CUSTOM`
+   */
+  EVENTS_KINDS: Type.Array(
+    Type.Union(
+      ['FEATURE', 'MODEL', 'BUSINESS_LOGIC', 'CANDIDATE', 'IMPRESSION', 'EXPERIMENTATION', 'CUSTOM'].map(
+        (k) => Type.Literal(k),
+      ),
+    ),
+    { default: ['MODEL', 'IMPRESSION', 'CANDIDATE', 'EXPERIMENTATION', 'BUSINESS_LOGIC', 'CUSTOM'] },
+  ),
+  /**
+   * Share of requests whose FEATURE events (every candidate's model features) go to the sink:
+   * they are large, so only a sample is logged. 0 = never, 1 = every request. @defaultValue `0.01`
+   */
+  EVENTS_FEATURE_SAMPLE_RATE: Type.Number({ default: 0.01, minimum: 0, maximum: 1 }),
+  /**
+   * About how many events the event stream keeps (`XADD MAXLEN ~`, converted to entries, one per
+   * request, by the mean events per entry). @defaultValue `1000000`
+   */
+  EVENTS_STREAM_MAXLEN: Type.Integer({ default: 1_000_000, minimum: 1 }),
+  /**
+   * Most events waiting to be written; past it a request's events are dropped (and counted), so a
+   * slow or unreachable sink never grows memory. @defaultValue `100000`
+   */
+  EVENTS_BUFFER_MAX: Type.Integer({ default: 100_000, minimum: 1 }),
+  /** Most events in one write to the sink (whole requests); this many waiting are written at once. @defaultValue `1000` */
+  EVENTS_BATCH_SIZE: Type.Integer({ default: 1000, minimum: 1, maximum: 100_000 }),
+  /** How often waiting events are written, in ms. @defaultValue `50` */
+  EVENTS_FLUSH_INTERVAL_MS: Type.Integer({ default: 50, minimum: 1, maximum: 60_000 }),
+  /** Longest wait, on server close, for waiting events to be written, in ms. @defaultValue `2000` */
+  EVENTS_CLOSE_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 0 }),
+  /** The file `EVENTS_SINK=file` appends to. @defaultValue `./events.jsonl` */
+  EVENTS_FILE: Type.String({ default: './events.jsonl', minLength: 1 }),
+  /** Redis holding the event stream, when not the main one (`REDIS_URL` / `REDIS_HOST`). */
+  EVENTS_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** pino log level. @defaultValue `info` */
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

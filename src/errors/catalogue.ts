@@ -30,6 +30,8 @@ export const ErrorCode = {
   PARTIAL_WRITE: 'RANKD_PARTIAL_WRITE',
   /** A value in the index is not one rankd can decode (HTTP 500: the data in Redis is damaged). */
   INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
+  /** The event sink (its Redis stream or file) cannot take a synchronous write, e.g. feedback (HTTP 503). */
+  EVENT_SINK_UNAVAILABLE: 'RANKD_EVENT_SINK_UNAVAILABLE',
   /** The admin model reload route was given a name that is no file-backed model of the app (HTTP 404). */
   MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
@@ -70,6 +72,17 @@ export class RedisUnavailableError extends RankdError {
             'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
       { cause },
     );
+  }
+}
+
+/**
+ * The event file cannot be written (feedback answers 503; background batches count their events as
+ * dropped). An unreachable event Redis is a {@link RedisUnavailableError}.
+ */
+export class EventSinkUnavailableError extends RankdError {
+  constructor(target: string, cause?: unknown) {
+    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+    super(ErrorCode.EVENT_SINK_UNAVAILABLE, 503, `Cannot write to ${target}${reason}`, { cause });
   }
 }
 

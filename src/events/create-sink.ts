@@ -14,11 +14,12 @@ export interface SinkLog {
 
 /**
  * The Redis connection of the event stream, a connection of its own: to `EVENTS_REDIS_URL`, else
- * to the main Redis.
+ * to the main Redis (or Redis Cluster).
  */
 export function eventRedisOf(config: Config, log?: SinkLog): RedisConnection {
   return new RedisConnection({
     url: config.EVENTS_REDIS_URL ?? redisUrlOf(config),
+    clusterNodes: config.EVENTS_REDIS_URL === undefined ? config.REDIS_CLUSTER_NODES : [],
     connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     ...(log === undefined

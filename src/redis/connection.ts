@@ -203,6 +203,50 @@ export class RedisConnection {
   }
 
   /**
+   * Appends entries to stream `key`, each given as its field/value pairs, and caps the stream at
+   * about `maxLength` entries (`XADD key MAXLEN ~ n * field value ...`: Redis trims whole nodes
+   * only, which is what makes the cap cheap, so the stream may hold a node's worth more). One
+   * MULTI/EXEC: every entry is written or none, so a failure is counted exactly.
+   */
+  async appendToStream(
+    key: string,
+    entries: ReadonlyArray<readonly string[]>,
+    maxLength: number,
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    const cap = String(maxLength);
+    await this.#run(
+      () =>
+        this.#transport.transaction(
+          key,
+          entries.map((fields) => ['XADD', key, 'MAXLEN', '~', cap, '*', ...fields]),
+        ),
+      'multi_xadd',
+    );
+  }
+
+  /**
+   * Up to `count` entries of stream `key` with ids from `start` to `end` (XRANGE: `-` and `+` are
+   * the ends, `(id` excludes an id), each with its fields as strings.
+   */
+  async readStream(
+    key: string,
+    start: string,
+    end: string,
+    count: number,
+  ): Promise<Array<{ id: string; fields: Record<string, string> }>> {
+    const reply = (await this.#run(
+      () => this.#transport.send(key, true, ['XRANGE', key, start, end, 'COUNT', String(count)]),
+      'xrange',
+    )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
+    return (reply ?? []).map(([id, flat]) => {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
+      return { id: String(id), fields };
+    });
+  }
+
+  /**
    * Deletes every key matching `pattern` (SCAN + UNLINK, on every master of a cluster). For tests
    * and admin tools, not the request path.
    */
