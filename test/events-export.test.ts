@@ -237,6 +237,41 @@ describe('rankd events export', () => {
   });
 });
 
+describe('from an event file (EVENTS_SINK=file)', () => {
+  test('--input reads the file’s records and joins them the same way', async () => {
+    const file = join(dir, 'events.jsonl');
+    const { server } = await eventsServer(redis, {
+      PROJECT_NAME: 'filesink',
+      EVENTS_SINK: 'file',
+      EVENTS_FILE: file,
+      EVENTS_FEATURE_SAMPLE_RATE: '1',
+    });
+    try {
+      assert.equal((await rank(server, 'file-1', ['p02', 'p05'])).status, 200);
+      await server.rankd.events.flush();
+      const fed = await postJson(server, '/api/v1/events/feedback', {
+        events: [{ request_id: 'file-1', entity_id: 'p02', feedback_type: 'add_to_cart' }],
+      });
+      assert.deepEqual(fed.body, { written: 1 });
+    } finally {
+      await server.close();
+    }
+    const { text, report } = await exportRows({ input: 'events.jsonl' });
+    const rows = text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      rows.map((r) => [r.request_id, r.entity_id, r.position, r.added_to_cart, r.label, r.features]),
+      [
+        ['file-1', 'p05', 0, 0, 0, features(5)],
+        ['file-1', 'p02', 1, 1, 2, features(2)],
+      ],
+    );
+    assert.equal(report.rows, 2);
+  });
+});
+
 describe('the join, on synthetic events', () => {
   const event = (
     request_id: string,
