@@ -608,7 +608,10 @@ describe('delete (both paths)', () => {
         if (deleted > 0) {
           // Put back any seeded entity a random body happened to name.
           await raw.mSet(
-            SEED_IDS.map((id) => [keyOf('product', id), JSON.stringify({ product_id: id, seed: true })]),
+            SEED_IDS.map((id): [string, string] => [
+              keyOf('product', id),
+              JSON.stringify({ product_id: id, seed: true }),
+            ]),
           );
         }
       }),
