@@ -14,14 +14,29 @@ import { fileTimestamp, machineInfo, writeResult } from './lib/results.js';
 /** Every benchmark, in run order. Adding one is one line here plus its module exporting `run`. */
 const BENCHMARKS: Record<string, BenchmarkEntry> = {
   index: { about: 'entity upload/get over HTTP vs MSET/MGET', load: () => import('./index-bench.js') },
+  rank: { about: 'template ranking pipeline over HTTP vs a bare route', load: () => import('./rank.js') },
+  events: {
+    about: 'spec example with IMPRESSION + MODEL events to the stream vs events off',
+    load: () => import('./events.js'),
+  },
   models: {
     about: 'GBDT evaluator (500 trees, depth 8) vs onnxruntime-node',
     load: () => import('./models.js'),
+  },
+  'features-fetch': {
+    about: 'feature fetch of 1000 × 4 views × 10 features vs MGET',
+    load: () => import('./features-fetch.js'),
   },
   'features-load': {
     about: 'rankd features load of 1M JSONL rows: rows/s, peak RSS',
     load: () => import('./features-load.js'),
   },
+  scale: { about: 'spec example on 1 vs 2 workers; Redis memory per item', load: () => import('./scale.js') },
+};
+
+/** Names that run several benchmarks, e.g. an issue's benchmark made of parts. */
+const GROUPS: Record<string, readonly string[]> = {
+  features: ['features-fetch', 'features-load'],
 };
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -29,12 +44,17 @@ const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 function usage(): string {
   const width = Math.max(...Object.keys(BENCHMARKS).map((name) => name.length));
   const names = Object.entries(BENCHMARKS).map(([name, { about }]) => `  ${name.padEnd(width)}  ${about}`);
+  const groups = Object.entries(GROUPS).map(
+    ([name, members]) => `  ${name.padEnd(width)}  ${members.join(' + ')}`,
+  );
   return [
     'usage: npm run bench -- [name...] [--quick] [--cpu-prof]',
     '  --quick     a tenth of the work: checks the harness runs, figures mean nothing',
     '  --cpu-prof  also write a V8 CPU profile of the server process to bench/results/',
     'benchmarks:',
     ...names,
+    'groups:',
+    ...groups,
   ].join('\n');
 }
 
@@ -61,12 +81,16 @@ async function main(): Promise<number> {
     console.log(usage());
     return 0;
   }
-  const unknown = positionals.filter((name) => !Object.hasOwn(BENCHMARKS, name));
+  const expanded = positionals.flatMap((name) =>
+    Object.hasOwn(GROUPS, name) ? (GROUPS[name] ?? []) : [name],
+  );
+  const unknown = expanded.filter((name) => !Object.hasOwn(BENCHMARKS, name));
   if (unknown.length > 0) {
     console.error(`unknown benchmark: ${unknown.join(', ')}\n${usage()}`);
     return 1;
   }
-  const names = positionals.length > 0 ? positionals : Object.keys(BENCHMARKS);
+  // A benchmark named twice (directly and through a group) runs once.
+  const names = expanded.length > 0 ? [...new Set(expanded)] : Object.keys(BENCHMARKS);
   const machine = machineInfo();
   console.log(
     `${machine.cpuCount} × ${machine.cpuModel}, Node ${machine.node}, redis-server ${machine.redisServer}`,

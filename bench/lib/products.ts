@@ -29,7 +29,7 @@ const NOUNS = ['design', 'finish', 'grip', 'battery', 'frame', 'fabric', 'sound'
  * A small fast PRNG (mulberry32). Seeded per product so that product `i` is the same in every run
  * and can be regenerated alone, without generating the ones before it.
  */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -23,6 +23,11 @@ export interface ServerProcessOptions {
   appModule?: string;
   /** Write a V8 CPU profile of the server (`.cpuprofile`) into this directory when it stops. */
   cpuProfDir?: string;
+  /**
+   * The child's entry module, when not `bench/lib/serve.ts`. It must speak serve.ts's IPC
+   * protocol ({@link ServeMessage}; answer `cpu`, exit on `stop`).
+   */
+  entry?: string;
 }
 
 const SERVE_ENTRY = fileURLToPath(new URL('./serve.ts', import.meta.url));
@@ -35,7 +40,7 @@ const SERVE_ENTRY = fileURLToPath(new URL('./serve.ts', import.meta.url));
 export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
   const execArgv = ['--import', 'tsx', ...serverNodeArgs()];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
-  const child = fork(SERVE_ENTRY, [], {
+  const child = fork(options.entry ?? SERVE_ENTRY, [], {
     execArgv,
     env: {
       ...process.env,

@@ -1,0 +1,120 @@
+/**
+ * Entry point of the server children of `npm run bench -- rank`, speaking serve.ts's IPC protocol
+ * (`listening` / `failed` to the parent; `cpu` and `stop` from it). `BENCH_RANK_MODE` says which:
+ *
+ * - `template`: the template app (`<BENCH_PKG_DIR>/template/pipelines/main.ts`) served by the
+ *   private build's `buildServer`, as `rankd run` serves it. Everything comes from that build's
+ *   dist, which is also what the template's `import 'rankd'` resolves to: one copy of rankd.
+ * - `floor`: a bare Fastify route at the same path doing the Redis reads the pipeline does (one
+ *   MGET of the query's and candidates' entity keys and one MGET of their feature rows in
+ *   product_stats and product_sales, together, same key names) and answering a fixed body.
+ */
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { createClient, RESP_TYPES } from 'redis';
+import { importDist } from './package-build.js';
+import { floorBody, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
+import type { ServeMessage } from './serve.js';
+
+/** A listening server of either mode. */
+interface Listening {
+  port: number;
+  close(): Promise<void>;
+}
+
+function tell(message: ServeMessage): void {
+  process.send?.(message);
+}
+
+async function serveTemplate(): Promise<Listening> {
+  const dir = process.env.BENCH_PKG_DIR ?? '';
+  const { loadApp } = await importDist<typeof import('../../src/cli/load-app.js')>(dir, 'cli/load-app.js');
+  const { buildServer } = await importDist<typeof import('../../src/http/build-server.js')>(
+    dir,
+    'http/build-server.js',
+  );
+  const config = await importDist<typeof import('../../src/config/index.js')>(dir, 'config/index.js');
+  const app = await loadApp(join(dir, 'template', 'pipelines', 'main.ts'));
+  const server = await buildServer({ config: config.loadConfig(process.env), app });
+  if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
+  await server.listen({ host: '127.0.0.1', port: 0 });
+  const address = server.server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('server has no TCP address');
+  return { port: address.port, close: () => server.close() };
+}
+
+async function serveFloor(): Promise<Listening> {
+  // The build's key names and settings: the same code as the template's server (src/redis/keys.ts).
+  const dir = process.env.BENCH_PKG_DIR ?? '';
+  const { loadConfig, redisUrlOf } = await importDist<typeof import('../../src/config/index.js')>(
+    dir,
+    'config/index.js',
+  );
+  const { RedisKeys } = await importDist<typeof import('../../src/redis/keys.js')>(dir, 'redis/keys.js');
+  const config = loadConfig(process.env);
+  const keys = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION);
+  // Buffers, as rankd's own connection reads: feature rows are binary, and decoding is not a read.
+  const redis = createClient({ url: redisUrlOf(config) }).withTypeMapping({
+    [RESP_TYPES.BLOB_STRING]: Buffer,
+  });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  const bodies = new Map<number, string>();
+  const server = Fastify({ logger: false, bodyLimit: config.BODY_LIMIT });
+  server.post(RANK_PATH, async (request, reply) => {
+    const body = request.body as {
+      query?: { query?: string };
+      candidates: Array<{ product_id: string }>;
+      user_page_size: number;
+    };
+    const ids = body.candidates.map((candidate) => candidate.product_id);
+    const entityKeys = ids.map((id) => keys.entity('product', id));
+    if (body.query?.query !== undefined) entityKeys.unshift(keys.entity('query', body.query.query));
+    const rowKeys = TEMPLATE_PRODUCT_VIEWS.flatMap((view) => ids.map((id) => keys.featureRow(view, [id])));
+    const [entities, rows] = await Promise.all([redis.mGet(entityKeys), redis.mGet(rowKeys)]);
+    // Every candidate and row was loaded: a null means the floor read the wrong keys, and its
+    // figures would be worthless. (The query's key is absent, as in rankd's read.)
+    const offset = entityKeys.length - ids.length;
+    if (entities.slice(offset).includes(null) || rows.includes(null))
+      return reply.code(500).send({ error: 'a candidate or feature row is missing' });
+    let answer = bodies.get(body.user_page_size);
+    if (answer === undefined) {
+      answer = floorBody(body.user_page_size);
+      bodies.set(body.user_page_size, answer);
+    }
+    return reply.type('application/json').send(answer);
+  });
+  server.addHook('onClose', async () => redis.close());
+  await server.listen({ host: '127.0.0.1', port: 0 });
+  const address = server.server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('server has no TCP address');
+  return { port: address.port, close: () => server.close() };
+}
+
+async function main(): Promise<void> {
+  const mode = process.env.BENCH_RANK_MODE;
+  if (mode !== 'template' && mode !== 'floor') throw new Error(`BENCH_RANK_MODE is ${mode}`);
+  const listening = mode === 'template' ? await serveTemplate() : await serveFloor();
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await listening.close();
+    process.exit(0);
+  };
+  process.on('message', (message) => {
+    if (message === 'stop') void stop();
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      tell({ kind: 'cpu', ms: (user + system) / 1000 });
+    }
+  });
+  // An orphaned child would keep the port and Redis connection: leave with the parent.
+  process.on('disconnect', () => void stop());
+  tell({ kind: 'listening', port: listening.port });
+}
+
+main().catch((error: unknown) => {
+  tell({ kind: 'failed', reason: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

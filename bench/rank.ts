@@ -1,0 +1,506 @@
+/**
+ * `npm run bench -- rank`: the template's ranking pipeline over HTTP, with 100,000 products in the
+ * index and both product feature views filled, against its floor: a bare route doing the same
+ * Redis reads. See docs/benchmarks.md for what each figure means.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient } from 'redis';
+import { startTestRedis } from '../test/helpers/redis-server.js';
+import type { BenchContext } from './lib/benchmark.js';
+import { type CpuSample, cpuPerCall, sampleCpu } from './lib/cpu.js';
+import { type DriveResult, drive } from './lib/drive.js';
+import { driveFor } from './lib/drive-for.js';
+import { HttpClient } from './lib/http.js';
+import { buildPackage, importDist, type PackageBuild } from './lib/package-build.js';
+import type { PhaseWindow } from './lib/profile-summary.js';
+import {
+  floorBody,
+  productSalesRow,
+  productStatsRow,
+  RANK_PATH,
+  type RankCaseShape,
+  type RankRequest,
+  rankAnswerProblem,
+  rankProduct,
+  rankRequests,
+  TEMPLATE_PRODUCT_VIEWS,
+} from './lib/rank-data.js';
+import { type ServerProcess, serverNodeArgs, startServerProcess } from './lib/server-process.js';
+import { median, type PhaseStats, summarise } from './lib/stats.js';
+import { formatCount, formatMs, formatTable } from './lib/table.js';
+
+const CONCURRENCY = 16;
+/** Issue 3's goals: (a) at least this share of the floor's throughput; (b) one request alone this fast. */
+const GOAL_THROUGHPUT_RATIO = 0.6;
+const GOAL_UNLOADED_P50_MS = 10;
+/** Rows per upload and per feature write while loading, as a loader's batches. */
+const LOAD_BATCH = 1000;
+/** Key layout of both servers and the loader: rankd's defaults, pinned so the environment cannot move them. */
+const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC: 'json' } as const;
+/**
+ * rankd's server settings beyond the keys. The command timeout (default 2 s) is raised: at
+ * concurrency 16 with 1000 candidates on a saturated 2-core machine, a reply can wait that long
+ * for the event loop, and rankd then answers 503 (seen at load average 14). The floor's client has
+ * no timeout at all; the benchmark measures speed, not an overload policy.
+ */
+const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000' } as const;
+const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
+
+/** A benchmark case: a request shape, how many distinct requests to cycle through, and its goal. */
+interface RankCase extends RankCaseShape {
+  readonly key: 'a' | 'b';
+  readonly label: string;
+  readonly distinctRequests: number;
+}
+
+const CASES: readonly RankCase[] = [
+  {
+    key: 'a',
+    label: '(a) spec example: 24 candidates, page 8',
+    candidates: 24,
+    userPageSize: 8,
+    candidatePageSize: 24,
+    distinctRequests: 4000,
+  },
+  {
+    key: 'b',
+    label: '(b) 1000 candidates, page 100',
+    candidates: 1000,
+    userPageSize: 100,
+    candidatePageSize: 1000,
+    distinctRequests: 500,
+  },
+];
+
+type PathName = 'rankd' | 'floor';
+
+/** One of the two servers under test, and how its answers are checked. */
+interface Target {
+  readonly name: PathName;
+  readonly server: ServerProcess;
+  readonly http: HttpClient;
+  /** Why `text` is not a right answer to `request`, or undefined. */
+  check(request: RankRequest, text: string, pageSize: number): string | undefined;
+}
+
+/** A measured phase: latencies, wall time, CPU per request. */
+type Measured = DriveResult & { cpu: CpuSample };
+
+/** How long things run; a tenth (or less) with --quick. */
+interface Plan {
+  products: number;
+  rounds: number;
+  loadedMs: number;
+  warmupMs: number;
+  unloadedBlocks: number;
+  unloadedPerBlock: number;
+}
+
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/** Runs the rank benchmark and returns its figures. */
+export async function run(context: BenchContext): Promise<Record<string, unknown>> {
+  const plan: Plan = context.quick
+    ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
+    : {
+        products: 100_000,
+        rounds: 3,
+        loadedMs: 20_000,
+        warmupMs: 5000,
+        unloadedBlocks: 3,
+        unloadedPerBlock: 100,
+      };
+  const loadBefore = loadavg()[0] ?? 0;
+  console.log(
+    `rank: the template pipeline over HTTP (server in a child process) vs a bare route doing the same ` +
+      `Redis reads; ${formatCount(plan.products)} products with 2 feature views each; concurrency ` +
+      `${CONCURRENCY} for ${plan.loadedMs / 1000} s × ${plan.rounds} round(s) per path, then ` +
+      `${plan.unloadedBlocks * plan.unloadedPerBlock} requests one at a time`,
+  );
+  if (loadBefore > 0.5)
+    console.log(`warning: load average ${loadBefore.toFixed(2)} before start; figures will be noisy`);
+
+  const dir = mkdtempSync(join(tmpdir(), 'rankd-bench-rank-'));
+  const cleanup: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  try {
+    const build = await buildPackage(join(dir, 'pkg'));
+    console.log(`rankd built from the ${build.source}`);
+    const redis = await startTestRedis();
+    cleanup.unshift(() => redis.stop());
+    const loaded = await loadData(build, redis.url, plan.products);
+    console.log(
+      `loaded ${formatCount(plan.products)} products (mean ${loaded.meanEntityBytes} B JSON) and ` +
+        `${formatCount(2 * plan.products)} feature rows in ${(loaded.ms / 1000).toFixed(1)} s`,
+    );
+
+    const env = { ...SERVER_SETTINGS, BENCH_PKG_DIR: build.dir };
+    const rankdServer = await startServerProcess({
+      redisUrl: redis.url,
+      entry: SERVE_RANK,
+      env: { ...env, BENCH_RANK_MODE: 'template' },
+      cpuProfDir: context.cpuProfDir,
+    });
+    cleanup.unshift(() => rankdServer.stop());
+    const floorServer = await startServerProcess({
+      redisUrl: redis.url,
+      entry: SERVE_RANK,
+      env: { ...env, BENCH_RANK_MODE: 'floor' },
+    });
+    cleanup.unshift(() => floorServer.stop());
+    const monitor: ReturnType<typeof createClient> = createClient({ url: redis.url });
+    monitor.on('error', () => undefined);
+    await monitor.connect();
+    cleanup.unshift(() => monitor.close());
+    // Every product, its two feature rows, and the hash of row layouts.
+    const keyCount = await monitor.dbSize();
+    if (keyCount !== 3 * plan.products + 1)
+      throw new Error(`expected ${3 * plan.products + 1} keys after loading, found ${keyCount}`);
+    const target = (name: PathName, server: ServerProcess): Target => {
+      const http = new HttpClient(server.origin, CONCURRENCY);
+      cleanup.unshift(() => http.close());
+      return {
+        name,
+        server,
+        http,
+        check:
+          name === 'rankd'
+            ? rankAnswerProblem
+            : (_request, text, size) => (text === floorBody(size) ? undefined : 'not the fixed body'),
+      };
+    };
+    const targets = { rankd: target('rankd', rankdServer), floor: target('floor', floorServer) };
+
+    const phaseWindows: PhaseWindow[] = [];
+    const bench = new Measurer(monitor, phaseWindows);
+    const cases: Record<string, CaseFigures> = {};
+    for (const [n, rankCase] of CASES.entries()) {
+      const requests = rankRequests(
+        rankCase,
+        context.quick ? Math.ceil(rankCase.distinctRequests / 10) : rankCase.distinctRequests,
+        plan.products,
+        n + 1,
+      );
+      console.log(`${rankCase.label}: running`);
+      cases[rankCase.key] = await runCase(bench, targets, rankCase, requests, plan);
+    }
+    printTable(cases);
+    return {
+      source: build.source,
+      products: plan.products,
+      meanEntityBytes: loaded.meanEntityBytes,
+      featureViews: ['product_stats (10 features + 8-float embedding)', 'product_sales (10 features)'],
+      concurrency: CONCURRENCY,
+      rounds: plan.rounds,
+      loadedSeconds: plan.loadedMs / 1000,
+      warmupSeconds: plan.warmupMs / 1000,
+      unloadedRequests: plan.unloadedBlocks * plan.unloadedPerBlock,
+      loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
+      serverProcess: ['node', '--import', 'tsx', ...serverNodeArgs(), 'bench/lib/serve-rank.ts'].join(' '),
+      serverSettings: SERVER_SETTINGS,
+      httpClient: `undici Pool, ${CONCURRENCY} keep-alive connections`,
+      goals: { throughputRatioA: GOAL_THROUGHPUT_RATIO, unloadedP50MsB: GOAL_UNLOADED_P50_MS },
+      cases,
+      phaseWindows,
+    };
+  } finally {
+    for (const step of cleanup) await step().catch(() => undefined);
+  }
+}
+
+/**
+ * Fills the index and the template's two product views through the private build's own stores
+ * (`EntityIndex.upload`, `FeatureStore.write` after `prepareFeatureRows`, as the upload routes do),
+ * so keys and row layouts are exactly production's.
+ */
+async function loadData(build: PackageBuild, redisUrl: string, total: number) {
+  const started = performance.now();
+  // Typed as the sources they were compiled from.
+  const { createStores } = await importDist<typeof import('../src/redis/stores.js')>(
+    build.dir,
+    'redis/stores.js',
+  );
+  const { loadConfig } = await importDist<typeof import('../src/config/index.js')>(
+    build.dir,
+    'config/index.js',
+  );
+  const { prepareFeatureRows } = await importDist<typeof import('../src/features/feature-rows.js')>(
+    build.dir,
+    'features/feature-rows.js',
+  );
+  const { loadApp } = await importDist<typeof import('../src/cli/load-app.js')>(build.dir, 'cli/load-app.js');
+  // The template's own declarations, as the server loads them.
+  const app = await loadApp(build.templateApp);
+  const Product = app.entityTypes.get('product');
+  const views = TEMPLATE_PRODUCT_VIEWS.map((name) => app.featureViews.get(name));
+  const [ProductStats, ProductSales] = views;
+  if (!Product || !ProductStats || !ProductSales) throw new Error('the template has no product views');
+
+  const stores = createStores(loadConfig({ REDIS_URL: redisUrl, ...KEY_SETTINGS }));
+  if (!(await stores.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
+  let entityBytes = 0;
+  try {
+    const batches: number[] = [];
+    for (let start = 0; start < total; start += LOAD_BATCH) batches.push(start);
+    const loadBatch = async (start: number) => {
+      const numbers = Array.from({ length: Math.min(LOAD_BATCH, total - start) }, (_, j) => start + j);
+      const products = numbers.map(rankProduct);
+      for (const product of products) entityBytes += Buffer.byteLength(JSON.stringify(product));
+      const ids = products.map((p) => p.product_id);
+      // The generator's type has no index signature, which upload's parameter type asks for.
+      await stores.index.upload(Product, products as unknown as Array<Record<string, unknown>>);
+      for (const [view, row] of [
+        [ProductStats, productStatsRow],
+        [ProductSales, productSalesRow],
+      ] as const) {
+        const rows = prepareFeatureRows(
+          view,
+          numbers.map((i, j) => ({ entity_id: ids[j], ...row(i) })),
+        );
+        await stores.features.write(view, rows);
+      }
+    };
+    // A few batches in flight: loading is set-up, not the measurement.
+    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(loadBatch));
+  } finally {
+    await stores.redis.close();
+  }
+  return { meanEntityBytes: Math.round(entityBytes / total), ms: performance.now() - started };
+}
+
+/** Times phases on a target and records when they ran (for `--cpu-prof`) and their CPU per request. */
+class Measurer {
+  #phase = 0;
+
+  constructor(
+    readonly monitor: ReturnType<typeof createClient>,
+    readonly windows: PhaseWindow[],
+  ) {}
+
+  /**
+   * Runs `requests` against `target` (request `(offset + seq) % n` for call `seq`) for
+   * `durationMs` at `concurrency`, or `count` calls when a count is given; checks every answer
+   * once the clock has stopped and throws on the first wrong ones.
+   */
+  async measure(
+    name: string,
+    target: Target,
+    requests: readonly RankRequest[],
+    pageSize: number,
+    load: { concurrency: number; durationMs?: number; count?: number; offset: number },
+  ): Promise<Measured> {
+    const answers: string[] = [];
+    const requestOf = (seq: number) => requests[(load.offset + seq) % requests.length] as RankRequest;
+    const call = async (seq: number) => {
+      answers[seq] = await target.http.postJson(RANK_PATH, requestOf(seq).body);
+    };
+    const before = await sampleCpu(target.server, this.monitor);
+    const startUs = monotonicUs();
+    const result =
+      load.count === undefined
+        ? await driveFor(load.durationMs ?? 0, load.concurrency, call)
+        : await drive(load.count, load.concurrency, call);
+    this.windows.push({ phase: name, startUs, endUs: monotonicUs() });
+    const cpu = cpuPerCall(before, await sampleCpu(target.server, this.monitor), result.latenciesMs.length);
+    const problems: string[] = [];
+    for (let seq = 0; seq < answers.length && problems.length < 3; seq++) {
+      const problem = target.check(requestOf(seq), answers[seq] ?? '', pageSize);
+      if (problem !== undefined) problems.push(`${target.name} call ${seq}: ${problem}`);
+    }
+    if (problems.length > 0) throw new Error(`${name}: wrong answers; first: ${problems.join(' | ')}`);
+    this.#phase++;
+    return { ...result, cpu };
+  }
+
+  /** A different starting request for every phase, the same for both paths of one round. */
+  offsetFor(round: number): number {
+    return round * 7919 + this.#phase;
+  }
+}
+
+/** A path's figures in one case. */
+interface PathFigures {
+  /** Concurrency 16: latencies pooled over the rounds, requests/s the median round's. */
+  loaded: PhaseStats & { requestsPerSecPerRound: number[]; cpuMsPerRequest: CpuSample };
+  /** Concurrency 1. */
+  unloaded: PhaseStats & { cpuMsPerRequest: CpuSample };
+}
+
+/** One case's figures for both paths and their ratios. */
+interface CaseFigures {
+  key: RankCase['key'];
+  label: string;
+  candidates: number;
+  userPageSize: number;
+  rankd: PathFigures;
+  floor: PathFigures;
+  /** Median over rounds of rankd's requests/s ÷ the floor's (each round's two ran back to back). */
+  throughputRatio: number;
+  throughputRatioPerRound: number[];
+  /** rankd's unloaded p50 ÷ the floor's. */
+  unloadedP50Ratio: number;
+  /**
+   * The floor's CPU per request (load generator + server + Redis) ÷ rankd's, at concurrency 16:
+   * what the throughput ratio tends to on a machine whose cores are all busy, as this shared one
+   * is. It moves far less with the machine's load than the measured ratio does.
+   */
+  cpuRatio: number;
+  goal: string;
+  goalMet: boolean;
+}
+
+async function runCase(
+  bench: Measurer,
+  targets: Record<PathName, Target>,
+  rankCase: RankCase,
+  requests: readonly RankRequest[],
+  plan: Plan,
+): Promise<CaseFigures> {
+  const size = rankCase.userPageSize;
+  const loadedRun = (path: PathName, round: number | 'warmup', durationMs: number) =>
+    bench.measure(`${rankCase.key}/loaded/${path}/${round}`, targets[path], requests, size, {
+      concurrency: CONCURRENCY,
+      durationMs,
+      offset: bench.offsetFor(round === 'warmup' ? 99 : round),
+    });
+  // Warm-up: both paths' code optimised by the JIT, sockets open, Redis's tables grown.
+  await loadedRun('rankd', 'warmup', plan.warmupMs);
+  await loadedRun('floor', 'warmup', plan.warmupMs);
+
+  const loaded: Record<PathName, Measured[]> = { rankd: [], floor: [] };
+  for (let round = 0; round < plan.rounds; round++) {
+    // Alternating which path goes first cancels whatever favours going first or second.
+    const order: PathName[] = round % 2 === 0 ? ['rankd', 'floor'] : ['floor', 'rankd'];
+    for (const path of order) loaded[path].push(await loadedRun(path, round, plan.loadedMs));
+  }
+  // One request at a time, in blocks alternating between the paths, so drifting machine load
+  // weighs on both alike.
+  const unloaded: Record<PathName, Measured[]> = { rankd: [], floor: [] };
+  for (let block = 0; block < plan.unloadedBlocks; block++) {
+    for (const path of ['rankd', 'floor'] as const) {
+      unloaded[path].push(
+        await bench.measure(`${rankCase.key}/unloaded/${path}/${block}`, targets[path], requests, size, {
+          concurrency: 1,
+          count: plan.unloadedPerBlock,
+          offset: bench.offsetFor(block + 50),
+        }),
+      );
+    }
+  }
+
+  const figures = (path: PathName): PathFigures => {
+    const perRound = loaded[path].map((m) => summarise(m.latenciesMs, m.wallMs, 1).itemsPerSec);
+    const pooled = summarise(
+      loaded[path].flatMap((m) => m.latenciesMs),
+      loaded[path].reduce((sum, m) => sum + m.wallMs, 0),
+      1,
+    );
+    const alone = summarise(
+      unloaded[path].flatMap((m) => m.latenciesMs),
+      unloaded[path].reduce((sum, m) => sum + m.wallMs, 0),
+      1,
+    );
+    return {
+      loaded: {
+        ...pooled,
+        itemsPerSec: Math.round(median(perRound)),
+        requestsPerSecPerRound: perRound,
+        cpuMsPerRequest: meanCpu(loaded[path]),
+      },
+      unloaded: { ...alone, cpuMsPerRequest: meanCpu(unloaded[path]) },
+    };
+  };
+  const rankd = figures('rankd');
+  const floor = figures('floor');
+  const throughputRatioPerRound = rankd.loaded.requestsPerSecPerRound.map(
+    (value, i) => Math.round((value / (floor.loaded.requestsPerSecPerRound[i] as number)) * 1000) / 1000,
+  );
+  const throughputRatio = median(throughputRatioPerRound);
+  const totalCpu = ({ client, server, redis }: CpuSample) => client + server + redis;
+  const cpuRatio = totalCpu(floor.loaded.cpuMsPerRequest) / totalCpu(rankd.loaded.cpuMsPerRequest);
+  const goalMet =
+    rankCase.key === 'a'
+      ? throughputRatio >= GOAL_THROUGHPUT_RATIO
+      : rankd.unloaded.p50Ms <= GOAL_UNLOADED_P50_MS;
+  return {
+    key: rankCase.key,
+    label: rankCase.label,
+    candidates: rankCase.candidates,
+    userPageSize: size,
+    rankd,
+    floor,
+    throughputRatio,
+    throughputRatioPerRound,
+    unloadedP50Ratio: Math.round((rankd.unloaded.p50Ms / floor.unloaded.p50Ms) * 100) / 100,
+    cpuRatio: Math.round(cpuRatio * 1000) / 1000,
+    goal:
+      rankCase.key === 'a'
+        ? `throughput ≥ ${GOAL_THROUGHPUT_RATIO * 100}% of the floor's`
+        : `p50 of one request alone ≤ ${GOAL_UNLOADED_P50_MS} ms`,
+    goalMet,
+  };
+}
+
+/** The mean over phases of CPU ms per request, rounded to 0.01 ms. */
+function meanCpu(phases: readonly Measured[]): CpuSample {
+  const mean = (process: keyof CpuSample) =>
+    Math.round((phases.reduce((sum, m) => sum + m.cpu[process], 0) / phases.length) * 100) / 100;
+  return { client: mean('client'), server: mean('server'), redis: mean('redis') };
+}
+
+function printTable(cases: Record<string, CaseFigures>): void {
+  const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
+  const rows: string[][] = [];
+  for (const figures of Object.values(cases)) {
+    for (const path of ['rankd', 'floor'] as const) {
+      const { loaded, unloaded } = figures[path];
+      const { client, server, redis } = loaded.cpuMsPerRequest;
+      rows.push([
+        path === 'rankd' ? figures.label : '',
+        path,
+        formatCount(loaded.itemsPerSec),
+        formatMs(loaded.p50Ms),
+        formatMs(loaded.p99Ms),
+        [client, server, redis].map(formatMs).join(' + '),
+        formatMs(unloaded.p50Ms),
+        formatMs(unloaded.p99Ms),
+        formatMs(unloaded.cpuMsPerRequest.server),
+        path === 'rankd' ? `${percent(figures.throughputRatio)}` : '',
+        path === 'rankd' ? figures.throughputRatioPerRound.map(percent).join(' ') : '',
+      ]);
+    }
+  }
+  const header = [
+    'case',
+    'path',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU ms/req',
+    '1-at-a-time p50',
+    'p99',
+    'server CPU ms',
+    'rankd/floor',
+    'per round',
+  ];
+  console.log(formatTable(header, rows, 2));
+  console.log(
+    `req/s, p50, p99 and CPU at concurrency ${CONCURRENCY}; CPU ms/req: load generator + server + redis-server`,
+  );
+  for (const figures of Object.values(cases)) {
+    const measured =
+      figures.key === 'a'
+        ? `${percent(figures.throughputRatio)}`
+        : `${formatMs(figures.rankd.unloaded.p50Ms)} ms`;
+    console.log(
+      `${figures.label}: goal ${figures.goal}: ${measured}, ${figures.goalMet ? 'met' : 'NOT met'}; ` +
+        `floor CPU/rankd CPU per request ${percent(figures.cpuRatio)}, ` +
+        `server CPU per request alone ${formatMs(figures.rankd.unloaded.cpuMsPerRequest.server)} ms ` +
+        `(floor ${formatMs(figures.floor.unloaded.cpuMsPerRequest.server)} ms)`,
+    );
+  }
+}

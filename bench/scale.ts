@@ -1,0 +1,300 @@
+/**
+ * `npm run bench -- scale`: what one more worker buys and what data costs in Redis, for
+ * docs/deploy.md's sizing table.
+ *
+ * 1. Memory: 100,000 template products (≈ 300 B of JSON each) go into an empty Redis through
+ *    rankd's own stores, then a row of each of the template's two product views per product
+ *    (`product_sales`: 10 numbers; `product_stats`: 10 numbers and an 8-float vector); after each
+ *    step, `used_memory` growth per item (INFO memory) and the mean `MEMORY USAGE` of 1000 keys.
+ * 2. Throughput: `rankd run --workers 1`, then `--workers 2`, on that data, serving the template's
+ *    ranking pipeline; the spec's example request (24 candidates, page 8, query "candle", the
+ *    rank benchmark's request generator) at concurrency 16, every answer checked.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { childPids, startCliService } from '../test/helpers/cli-service.js';
+import { startTestRedis } from '../test/helpers/redis-server.js';
+import type { BenchContext } from './lib/benchmark.js';
+import { driveFor } from './lib/drive-for.js';
+import { HttpClient } from './lib/http.js';
+import { buildPackage, importDist, type PackageBuild } from './lib/package-build.js';
+import {
+  productSalesRow,
+  productStatsRow,
+  RANK_PATH,
+  type RankRequest,
+  rankAnswerProblem,
+  rankProduct,
+  rankRequests,
+  TEMPLATE_PRODUCT_VIEWS,
+} from './lib/rank-data.js';
+import { type MemoryCost, measureMemory, type RedisInfo } from './lib/redis-memory.js';
+import { median, summarise } from './lib/stats.js';
+import { formatCount, formatMs, formatTable } from './lib/table.js';
+
+const CONCURRENCY = 16;
+const SPEC_EXAMPLE = { candidates: 24, userPageSize: 8, candidatePageSize: 24 } as const;
+const LOAD_BATCH = 1000;
+const SAMPLED_KEYS = 1000;
+/** Key layout of the loader and the servers: rankd's defaults, pinned so the environment cannot move them. */
+const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC: 'json' } as const;
+
+interface Plan {
+  products: number;
+  warmupMs: number;
+  roundMs: number;
+  rounds: number;
+}
+
+/** Throughput of one worker count. */
+interface WorkerFigures {
+  workers: number;
+  requestsPerSec: number;
+  requestsPerSecPerRound: number[];
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU of the serving processes (the workers; the primary idles) per request, in ms. */
+  serverCpuMsPerRequest: number;
+}
+
+/** Runs the scale benchmark and returns its figures. */
+export async function run(context: BenchContext): Promise<Record<string, unknown>> {
+  const plan: Plan = context.quick
+    ? { products: 10_000, warmupMs: 1000, roundMs: 3000, rounds: 1 }
+    : { products: 100_000, warmupMs: 5000, roundMs: 15_000, rounds: 3 };
+  const loadBefore = loadavg()[0] ?? 0;
+  console.log(
+    `scale: ${formatCount(plan.products)} products and 2 feature rows each into an empty Redis (memory), then ` +
+      `the spec example (24 candidates, page 8) at concurrency ${CONCURRENCY} against rankd run --workers 1 and 2, ` +
+      `${plan.rounds} × ${plan.roundMs / 1000} s each`,
+  );
+  if (loadBefore > 0.5)
+    console.log(`warning: load average ${loadBefore.toFixed(2)} before start; figures will be noisy`);
+  const dir = mkdtempSync(join(tmpdir(), 'rankd-bench-scale-'));
+  const cleanup: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  try {
+    const build = await buildPackage(join(dir, 'pkg'));
+    const redis = await startTestRedis();
+    cleanup.unshift(() => redis.stop());
+    const client = createClient({ url: redis.url });
+    client.on('error', () => undefined);
+    await client.connect();
+    cleanup.unshift(() => client.close());
+
+    const memory = await loadAndMeasure(build, redis.url, client, plan.products);
+    printMemory(memory, plan.products);
+    const requests = rankRequests(SPEC_EXAMPLE, context.quick ? 400 : 4000, plan.products, 7);
+    const throughput: WorkerFigures[] = [];
+    for (const workers of [1, 2]) {
+      console.log(`rankd run --workers ${workers}: running`);
+      throughput.push(await measureWorkers(build, redis.url, workers, plan, requests));
+    }
+    printThroughput(throughput);
+    return {
+      products: plan.products,
+      memory,
+      concurrency: CONCURRENCY,
+      request: SPEC_EXAMPLE,
+      warmupSeconds: plan.warmupMs / 1000,
+      roundSeconds: plan.roundMs / 1000,
+      rounds: plan.rounds,
+      throughput,
+      loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
+      server: 'node <private build>/dist/cli/main.js run --workers N --app template/pipelines/main.ts',
+    };
+  } finally {
+    for (const step of cleanup) await step().catch(() => undefined);
+  }
+}
+
+/** Loads through the private build's stores (as the upload routes write), measuring each step. */
+async function loadAndMeasure(build: PackageBuild, redisUrl: string, client: RedisInfo, total: number) {
+  // Typed as the sources they were compiled from.
+  const { createStores } = await importDist<typeof import('../src/redis/stores.js')>(
+    build.dir,
+    'redis/stores.js',
+  );
+  const { loadConfig } = await importDist<typeof import('../src/config/index.js')>(
+    build.dir,
+    'config/index.js',
+  );
+  const { prepareFeatureRows } = await importDist<typeof import('../src/features/feature-rows.js')>(
+    build.dir,
+    'features/feature-rows.js',
+  );
+  const { loadApp } = await importDist<typeof import('../src/cli/load-app.js')>(build.dir, 'cli/load-app.js');
+  // The template's own declarations, as the server loads them.
+  const app = await loadApp(build.templateApp);
+  const Product = app.entityTypes.get('product');
+  const [ProductStats, ProductSales] = TEMPLATE_PRODUCT_VIEWS.map((name) => app.featureViews.get(name));
+  if (!Product || !ProductStats || !ProductSales) throw new Error('the template has no product views');
+
+  const stores = createStores(loadConfig({ REDIS_URL: redisUrl, ...KEY_SETTINGS }));
+  if (!(await stores.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
+  const idOf = (i: number) => rankProduct(i).product_id;
+  // Evenly spread over the whole load, so early and late keys weigh alike.
+  const sample = Array.from({ length: SAMPLED_KEYS }, (_, k) => idOf(Math.floor((k * total) / SAMPLED_KEYS)));
+  const inBatches = async (write: (numbers: number[]) => Promise<void>) => {
+    const batches: number[][] = [];
+    for (let start = 0; start < total; start += LOAD_BATCH)
+      batches.push(Array.from({ length: Math.min(LOAD_BATCH, total - start) }, (_, j) => start + j));
+    // A few batches in flight: loading is set-up, not the measurement.
+    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(write));
+  };
+  let jsonBytes = 0;
+  try {
+    const product = await measureMemory(
+      client,
+      total,
+      sample.map((id) => stores.keys.entity(Product.name, id)),
+      () =>
+        inBatches(async (numbers) => {
+          const products = numbers.map(rankProduct);
+          for (const p of products) jsonBytes += Buffer.byteLength(JSON.stringify(p));
+          // The generator's type has no index signature, which upload's parameter type asks for.
+          await stores.index.upload(Product, products as unknown as Array<Record<string, unknown>>);
+        }),
+    );
+    const rowsOf = (view: typeof ProductSales, row: (i: number) => Record<string, unknown>) =>
+      measureMemory(
+        client,
+        total,
+        sample.map((id) => stores.keys.featureRow(view.name, [id])),
+        () =>
+          inBatches(async (numbers) => {
+            const rows = prepareFeatureRows(
+              view,
+              numbers.map((i) => ({ entity_id: idOf(i), ...row(i) })),
+            );
+            await stores.features.write(view, rows);
+          }),
+      );
+    return {
+      product,
+      product_sales: await rowsOf(ProductSales, productSalesRow),
+      product_stats: await rowsOf(ProductStats, productStatsRow),
+      meanProductJsonBytes: Math.round(jsonBytes / total),
+    };
+  } finally {
+    await stores.redis.close();
+  }
+}
+
+/** Memory cost of products and of each view's rows, measured as they are loaded. */
+type MemoryFigures = Awaited<ReturnType<typeof loadAndMeasure>>;
+
+/** CPU time (user + system) of `pid` so far, in ms, from /proc (Linux); 0 when it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Serves the template with `workers` processes and drives the spec example against it. */
+async function measureWorkers(
+  build: PackageBuild,
+  redisUrl: string,
+  workers: number,
+  plan: Plan,
+  requests: readonly RankRequest[],
+): Promise<WorkerFigures> {
+  const service = await startCliService(
+    build.templateApp,
+    { REDIS_URL: redisUrl, LOG_LEVEL: 'silent', API_KEYS: '', ADMIN_API_KEYS: '', ...KEY_SETTINGS },
+    ['--workers', String(workers)],
+    { cli: [join(build.dir, 'dist', 'cli', 'main.js')], cwd: build.dir },
+  );
+  const http = new HttpClient(service.base, CONCURRENCY);
+  try {
+    const primary = service.child.pid ?? 0;
+    const serving = workers === 1 ? [primary] : childPids(primary);
+    const cpuMs = () => serving.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+    const drive = async (durationMs: number, offset: number) => {
+      const answers: string[] = [];
+      const result = await driveFor(durationMs, CONCURRENCY, async (seq) => {
+        answers[seq] = await http.postJson(
+          RANK_PATH,
+          (requests[(offset + seq) % requests.length] as RankRequest).body,
+        );
+      });
+      answers.forEach((text, seq) => {
+        const problem = rankAnswerProblem(requests[(offset + seq) % requests.length] as RankRequest, text, 8);
+        if (problem !== undefined) throw new Error(`--workers ${workers}, call ${seq}: ${problem}`);
+      });
+      return result;
+    };
+    await drive(plan.warmupMs, 0);
+    const rounds = [];
+    const cpuBefore = cpuMs();
+    for (let round = 0; round < plan.rounds; round++)
+      rounds.push(await drive(plan.roundMs, 1000 * (round + 1)));
+    const cpuUsed = cpuMs() - cpuBefore;
+    const perRound = rounds.map((r) => summarise(r.latenciesMs, r.wallMs, 1).itemsPerSec);
+    const pooled = summarise(
+      rounds.flatMap((r) => r.latenciesMs),
+      rounds.reduce((sum, r) => sum + r.wallMs, 0),
+      1,
+    );
+    return {
+      workers,
+      requestsPerSec: Math.round(median(perRound)),
+      requestsPerSecPerRound: perRound,
+      p50Ms: pooled.p50Ms,
+      p99Ms: pooled.p99Ms,
+      serverCpuMsPerRequest: Math.round((cpuUsed / pooled.calls) * 100) / 100,
+    };
+  } finally {
+    await http.close();
+    service.child.kill('SIGTERM');
+    await service.exited;
+  }
+}
+
+function printMemory(memory: MemoryFigures, total: number): void {
+  const row = (label: string, cost: MemoryCost) => [
+    label,
+    formatCount(cost.bytesPerItemInfo),
+    formatCount(cost.bytesPerItemSampled),
+    cost.mbPer100k.toFixed(1),
+    formatCount(cost.mbPerMillion),
+  ];
+  console.log(
+    `\nRedis memory, ${formatCount(total)} of each (used_memory growth; MEMORY USAGE of ${SAMPLED_KEYS} keys):`,
+  );
+  console.log(
+    formatTable(
+      ['data', 'B/item (INFO)', 'B/item (MEMORY USAGE)', 'MB per 100k', 'MB per 1M'],
+      [
+        row(`product (${memory.meanProductJsonBytes} B JSON)`, memory.product),
+        row('product_sales row (10 numbers)', memory.product_sales),
+        row('product_stats row (10 numbers + 8 floats)', memory.product_stats),
+      ],
+    ),
+  );
+}
+
+function printThroughput(figures: readonly WorkerFigures[]): void {
+  const one = figures[0]?.requestsPerSec ?? Number.NaN;
+  console.log(`\nThroughput, spec example (24 candidates, page 8), concurrency ${CONCURRENCY}:`);
+  console.log(
+    formatTable(
+      ['workers', 'requests/s', 'vs 1 worker', 'p50 ms', 'p99 ms', 'server CPU ms/request', 'per round'],
+      figures.map((f) => [
+        String(f.workers),
+        formatCount(f.requestsPerSec),
+        `×${(f.requestsPerSec / one).toFixed(2)}`,
+        formatMs(f.p50Ms),
+        formatMs(f.p99Ms),
+        f.serverCpuMsPerRequest.toFixed(2),
+        f.requestsPerSecPerRound.map(formatCount).join(' '),
+      ]),
+    ),
+  );
+}
