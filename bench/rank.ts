@@ -44,9 +44,11 @@ const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC:
  * rankd's server settings beyond the keys. The command timeout (default 2 s) is raised: at
  * concurrency 16 with 1000 candidates on a saturated 2-core machine, a reply can wait that long
  * for the event loop, and rankd then answers 503 (seen at load average 14). The floor's client has
- * no timeout at all; the benchmark measures speed, not an overload policy.
+ * no timeout at all; the benchmark measures speed, not an overload policy. Events are off: the
+ * floor writes none, so the ratio is the pipeline's own, and the `events` benchmark measures what
+ * logging them adds (by default some 2,100 per 1000-candidate request: MODEL and CANDIDATE each).
  */
-const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000' } as const;
+const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000', EVENTS_SINK: 'off' } as const;
 const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
 
 /** A benchmark case: a request shape, how many distinct requests to cycle through, and its goal. */
