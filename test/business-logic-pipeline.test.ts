@@ -5,6 +5,7 @@ import {
   boost,
   dedupe,
   defineApp,
+  defineBusinessLogic,
   defineModel,
   defineRankingPipeline,
   diversity,
@@ -78,10 +79,29 @@ const PinAnywhere = defineRankingPipeline({
   businessLogic: [pin({ positions: requestPins, allowDownRanking: true })],
 });
 
+/** A step that hands back frozen copies, some with scores that are not finite numbers. */
+const Unruly = defineRankingPipeline({
+  name: 'Unruly',
+  path: '/unruly',
+  candidate: TemplateProduct,
+  model: PriceModel,
+  businessLogic: [
+    defineBusinessLogic({
+      name: 'unruly',
+      entity: TemplateProduct,
+      apply: (candidates) =>
+        candidates.map((c) => {
+          const score = { q01: Number.NaN, q02: Number.POSITIVE_INFINITY, q03: -1 }[c.id] ?? c.score;
+          return Object.freeze({ ...c, score });
+        }),
+    }),
+  ],
+});
+
 const app = defineApp({
   name: 'business-logic-test',
   entities: [TemplateProduct],
-  pipelines: [Merchandising, Unique, TwoPerBrand, PinUp, PinAnywhere],
+  pipelines: [Merchandising, Unique, TwoPerBrand, PinUp, PinAnywhere, Unruly],
 });
 
 /** q01..q12, priced 12..1 (so the model ranks them in id order). */
@@ -168,6 +188,19 @@ function assertEventsMatchScores(events: RankdEventJson[] = [], step: string, or
     }));
   assert.deepEqual(businessLogicEvents(events), expected);
 }
+
+describe('a step of the app', () => {
+  test('frozen candidates with NaN or Infinity scores from a step rank with 0, above negative scores', async () => {
+    const body = await rank('/unruly', { user_page_size: 12 }, ['q01', 'q02', 'q03', 'q12']);
+    assert.deepEqual(pairs(body.ranked_candidates), [
+      ['q12', 1],
+      // Equal scores keep the order the step returned them in (q01 was ahead of q02 by price).
+      ['q01', 0],
+      ['q02', 0],
+      ['q03', -1],
+    ]);
+  });
+});
 
 describe('filter, boosts and a pin from the request, in order', () => {
   test('each step sees the previous one’s result; BUSINESS_LOGIC events give old and new scores', async () => {

@@ -294,6 +294,30 @@ describe('missing entities', () => {
   });
 });
 
+describe('large levels', () => {
+  test('600 candidates, every third missing: read in MGETs of 250 sent together, each entity in its place', async () => {
+    const stored = Array.from({ length: 600 }, (_, i) => i).filter((i) => i % 3 !== 0);
+    await uploadEntities(
+      server,
+      'product',
+      stored.map((i) => ({ product_id: `big${i}`, title: `Item ${i}`, price: i })),
+    );
+    monitor.clear();
+    const saw = await hydrated({
+      candidates: Array.from({ length: 600 }, (_, i) => ({ product_id: `big${i}` })),
+    });
+    assert.equal(saw.candidates.length, 600);
+    saw.candidates.forEach((candidate, i) => {
+      assert.equal(candidate.product_id, `big${i}`);
+      assert.equal(candidate.title, i % 3 === 0 ? null : `Item ${i}`, `candidate ${i}`);
+      assert.equal(candidate.price, i % 3 === 0 ? null : i, `candidate ${i}`);
+    });
+    const keys = Array.from({ length: 600 }, (_, i) => key('product', `big${i}`));
+    // The query field is absent: the level is the 600 candidates, in chunks of 250.
+    await assertMgets(keys.slice(0, 250), keys.slice(250, 500), keys.slice(500));
+  });
+});
+
 describe('sent values and stored values', () => {
   test('a sent value wins over the stored one, falsy ones included: 0, "", false, []', async () => {
     const saw = await hydrated({

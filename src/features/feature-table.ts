@@ -14,6 +14,16 @@ interface Group {
   readonly byFirst: Map<string, string[]>;
 }
 
+/** A feature name resolved against the request's groups (see `FeatureTable.#resolve`). */
+interface Resolved {
+  readonly groupName: string;
+  readonly feature: string;
+  readonly group: Group;
+  readonly spec: FeatureSpec;
+  /** The group's entity type when it describes one entity; undefined for pairs and per-request groups. */
+  readonly soleType: string | undefined;
+}
+
 /** A feature name that cannot be read in this request: an app bug, reported with what to change. */
 export class FeatureLookupError extends Error {
   override name = 'FeatureLookupError';
@@ -25,6 +35,7 @@ export class FeatureLookupError extends Error {
  */
 export class FeatureTable {
   readonly #groups = new Map<string, Group>();
+  readonly #resolved = new Map<string, Resolved>();
 
   /** Declares a group so that its features can be read (missing rows then read as defaults). */
   declare(name: string, specs: Readonly<Record<string, FeatureSpec>>, entityTypes: readonly string[]): void {
@@ -66,36 +77,35 @@ export class FeatureTable {
    * per-request group): the stored or computed value, else the declared default, else null.
    */
   get(identifiers: readonly Identifier[], name: string): FeatureValue | null {
-    const [groupName, feature, group, spec] = this.#resolve(name);
-    return this.#read(group, groupName, feature, identifiers) ?? spec.default;
+    const resolved = this.#resolve(name);
+    if (identifiers.length === 1) return this.#readOne(resolved, identifiers[0] as Identifier);
+    return this.#read(resolved, identifiers) ?? resolved.spec.default;
+  }
+
+  /** {@link get} for one entity: the common case, without a list of one to build. */
+  getOne(identifier: Identifier, name: string): FeatureValue | null {
+    return this.#readOne(this.#resolve(name), identifier);
   }
 
   /**
    * A reader of feature `name` for many entities: what {@link get} does, with the name resolved
-   * once. Building a model's input matrix reads thousands of cells, where parsing the name for
-   * each would cost more than the reads.
+   * once (kept for callers that hold on to a column, like a model's input matrix).
    */
   column(name: string): (identifiers: readonly Identifier[]) => FeatureValue | null {
-    const [groupName, feature, group, spec] = this.#resolve(name);
-    const fallback = spec.default;
-    const [type] = group.entityTypes;
-    if (group.entityTypes.length !== 1) {
-      return (identifiers) => this.#read(group, groupName, feature, identifiers) ?? fallback;
-    }
-    // One entity per row, of the right type: the key is its id, no checks left to make.
-    return (identifiers) => {
-      const only = identifiers[0];
-      if (identifiers.length !== 1 || only === undefined || only.type !== type)
-        return this.#read(group, groupName, feature, identifiers) ?? fallback;
-      const stored = group.stored.get(only.id);
-      const value = stored
-        ? stored.layout.read(stored.bytes, feature)
-        : group.computed.get(only.id)?.[feature];
-      return value ?? fallback;
-    };
+    const resolved = this.#resolve(name);
+    return (identifiers) =>
+      identifiers.length === 1
+        ? this.#readOne(resolved, identifiers[0] as Identifier)
+        : (this.#read(resolved, identifiers) ?? resolved.spec.default);
   }
 
-  #resolve(name: string): [groupName: string, feature: string, group: Group, spec: FeatureSpec] {
+  /**
+   * `name` resolved to its group and declaration, once per request: a model reads the same few
+   * names thousands of times, and splitting and checking each time cost more than the reads.
+   */
+  #resolve(name: string): Resolved {
+    const cached = this.#resolved.get(name);
+    if (cached !== undefined) return cached;
     const [groupName, feature] = splitName(name);
     const group = this.#groups.get(groupName);
     if (group === undefined) {
@@ -109,16 +119,26 @@ export class FeatureTable {
         `${groupName} has no feature ${JSON.stringify(feature)}; it has ${Object.keys(group.specs).join(', ')}`,
       );
     }
-    return [groupName, feature, group, spec];
+    const soleType = group.entityTypes.length === 1 ? group.entityTypes[0] : undefined;
+    const resolved: Resolved = { groupName, feature, group, spec, soleType };
+    this.#resolved.set(name, resolved);
+    return resolved;
   }
 
-  #read(
-    group: Group,
-    groupName: string,
-    feature: string,
-    identifiers: readonly Identifier[],
-  ): FeatureValue | null | undefined {
-    const key = this.#keyFor(group, groupName, identifiers);
+  #readOne(resolved: Resolved, identifier: Identifier): FeatureValue | null {
+    if (identifier.type !== resolved.soleType)
+      return this.#read(resolved, [identifier]) ?? resolved.spec.default;
+    // One entity of the group's only type: the row key is its id, no checks left to make.
+    const stored = resolved.group.stored.get(identifier.id);
+    const value = stored
+      ? stored.layout.read(stored.bytes, resolved.feature)
+      : resolved.group.computed.get(identifier.id)?.[resolved.feature];
+    return value ?? resolved.spec.default;
+  }
+
+  #read(resolved: Resolved, identifiers: readonly Identifier[]): FeatureValue | null | undefined {
+    const { group, feature } = resolved;
+    const key = this.#keyFor(group, resolved.groupName, identifiers);
     if (key === undefined) return undefined;
     const stored = group.stored.get(key);
     return stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
@@ -127,14 +147,15 @@ export class FeatureTable {
   #keyFor(group: Group, groupName: string, identifiers: readonly Identifier[]): string | undefined {
     const arity = group.entityTypes.length;
     if (arity === 0) return '';
-    identifiers.forEach((identifier, i) => {
+    for (let i = 0; i < identifiers.length; i++) {
+      const type = (identifiers[i] as Identifier).type;
       const expected = group.entityTypes[i];
-      if (expected !== undefined && identifier.type !== expected) {
+      if (expected !== undefined && type !== expected) {
         throw new FeatureLookupError(
-          `${groupName} describes ${group.entityTypes.join(' × ')}, but was asked for a ${identifier.type} in position ${i + 1}`,
+          `${groupName} describes ${group.entityTypes.join(' × ')}, but was asked for a ${type} in position ${i + 1}`,
         );
       }
-    });
+    }
     // A look-up only computes the key: registering it would make a later read by one entity see two rows.
     if (arity === 1 || identifiers.length === arity)
       return keyOf(

@@ -17,8 +17,12 @@ export class RowLayout {
   /** Identifies the layout: rows carry it so a changed declaration can still read old rows. */
   readonly fingerprint: number;
   readonly #fixed = new Map<string, number>();
-  readonly #variable = new Map<string, number>();
   readonly #kinds = new Map<string, FeatureKind>();
+  /** Everything {@link read} needs about a feature, in one look-up (it runs per feature read). */
+  readonly #slots = new Map<
+    string,
+    { readonly kind: FeatureKind; readonly index: number; readonly fixed: boolean }
+  >();
   readonly #fixedCount: number;
   /** The kinds of the variable-size features, in stored order. */
   readonly #variableKinds: FeatureKind[] = [];
@@ -30,9 +34,12 @@ export class RowLayout {
     for (const [name, kind] of features) {
       this.#kinds.set(name, kind);
       if (kind === 'string' || kind === 'vector') {
-        this.#variable.set(name, variable++);
+        this.#slots.set(name, { kind, index: variable++, fixed: false });
         this.#variableKinds.push(kind);
-      } else this.#fixed.set(name, fixed++);
+      } else {
+        this.#slots.set(name, { kind, index: fixed, fixed: true });
+        this.#fixed.set(name, fixed++);
+      }
     }
     this.#fixedCount = fixed;
     this.fingerprint = fnv1a(features.map(([n, k]) => `${n}:${k}`).join(','));
@@ -115,23 +122,22 @@ export class RowLayout {
 
   /** Reads one feature from a row of this layout; null when missing or not in the layout. */
   read(row: Buffer, name: string): FeatureValue | null {
-    const fixed = this.#fixed.get(name);
-    if (fixed !== undefined) {
-      const number = row.readDoubleLE(RowLayout.HEADER_BYTES + 8 * fixed);
+    const slot = this.#slots.get(name);
+    if (slot === undefined) return null;
+    if (slot.fixed) {
+      const number = row.readDoubleLE(RowLayout.HEADER_BYTES + 8 * slot.index);
       if (Number.isNaN(number)) return null;
-      return this.#kinds.get(name) === 'boolean' ? number !== 0 : number;
+      return slot.kind === 'boolean' ? number !== 0 : number;
     }
-    const variable = this.#variable.get(name);
-    if (variable === undefined) return null;
     let offset = RowLayout.HEADER_BYTES + 8 * this.#fixedCount;
-    for (let i = 0; i < variable; i++) {
+    for (let i = 0; i < slot.index; i++) {
       const length = row.readUInt32LE(offset);
       offset += 4 + (length === RowLayout.MISSING_LENGTH ? 0 : length);
     }
     const length = row.readUInt32LE(offset);
     if (length === RowLayout.MISSING_LENGTH) return null;
     const start = offset + 4;
-    if (this.#kinds.get(name) === 'string') return row.toString('utf8', start, start + length);
+    if (slot.kind === 'string') return row.toString('utf8', start, start + length);
     // Copy: the row's buffer is shared and may not be 4-byte aligned.
     const floats = new Float32Array(length / 4);
     for (let i = 0; i < floats.length; i++) floats[i] = row.readFloatLE(start + 4 * i);

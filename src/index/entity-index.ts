@@ -13,6 +13,9 @@ import { decodeEntityBytes, encodeEntity, type IndexCodec } from './codec.js';
 /** Longest accepted entity id, in characters. */
 export const MAX_ENTITY_ID_LENGTH = 4096;
 
+/** Entities per MGET when hydration reads many (see {@link EntityIndex.readMany}). */
+const READ_CHUNK = 250;
+
 /** Most problems reported for one call: enough to fix a batch, short enough to read. */
 const MAX_PROBLEMS = 50;
 
@@ -148,23 +151,41 @@ export class EntityIndex {
   }
 
   /**
-   * Reads entities of any types in one MGET (hydration): the parsed entity per identifier, in
-   * order, undefined where missing.
+   * Reads entities of any types (hydration): the parsed entity per identifier, in order,
+   * undefined where missing. Large reads go out as several MGETs sent together, each parsed as
+   * soon as it arrives, so that parsing overlaps Redis still serving the rest (one MGET of 1000
+   * entities would leave this process idle until Redis has answered the last one).
    */
   async readMany(
     identifiers: ReadonlyArray<{ readonly type: string; readonly id: string }>,
   ): Promise<Array<EntityData | undefined>> {
     const keys = identifiers.map(({ type, id }) => this.#keys.entity(type, id));
-    const values = await this.#redis.mget(keys);
-    return values.map((value, i) => {
-      if (value === null || value === undefined) return undefined;
+    if (keys.length <= READ_CHUNK) return this.#parseAll(keys, await this.#redis.mget(keys));
+    const chunks: Array<Promise<Array<EntityData | undefined>>> = [];
+    for (let start = 0; start < keys.length; start += READ_CHUNK) {
+      const chunk = keys.slice(start, start + READ_CHUNK);
+      chunks.push(this.#redis.mget(chunk).then((values) => this.#parseAll(chunk, values)));
+    }
+    return (await Promise.all(chunks)).flat();
+  }
+
+  #parseAll(keys: readonly string[], values: ReadonlyArray<Buffer | null>): Array<EntityData | undefined> {
+    // Pushed, not assigned into a sized array: holes would vanish in the caller's `flat()`.
+    const parsed: Array<EntityData | undefined> = [];
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      if (value === null || value === undefined) {
+        parsed.push(undefined);
+        continue;
+      }
       const json = this.#decodeChecked(keys[i] as string, value);
       try {
-        return JSON.parse(json.toString('utf8')) as EntityData;
+        parsed.push(JSON.parse(json.toString('utf8')) as EntityData);
       } catch (error) {
         throw new IndexValueCorruptError(keys[i] as string, error);
       }
-    });
+    }
+    return parsed;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { EntityType } from '../entities/define-entity.js';
+import type { EntityReference, EntityType } from '../entities/define-entity.js';
 import { idOf, referencedType } from '../entities/identifier.js';
 import type { EntityData, EntityIndex } from '../index/entity-index.js';
 import type { RequestContext } from './request-context.js';
@@ -68,7 +68,7 @@ export function fillLevel(
         if (entity[field] === undefined) entity[field] = structuredCloneIfObject(value);
       }
       context.register(entity, { type: entry.type.name, id: entry.id });
-      for (const [idField, reference] of Object.entries(entry.type.references)) {
+      for (const [idField, reference] of referencesOf(entry.type)) {
         const targetType = referencedType(reference);
         const id = idOf(idField, entity);
         if (id === undefined) continue;
@@ -98,7 +98,7 @@ export function fillLevel(
 }
 
 /**
- * Hydrates the request's entities level by level: one MGET per level of references, so a
+ * Hydrates the request's entities level by level: one read per level of references, so a
  * request with products that reference brands costs two round trips, whatever its size.
  * `firstLevelRead` lets the caller start the first MGET itself (alongside the feature reads).
  */
@@ -114,6 +114,18 @@ export async function hydrate(
     const stored = await index.readMany(level.map((d) => ({ type: d.type.name, id: d.id })));
     level = fillLevel(context, level, stored, seen);
   }
+}
+
+const referenceLists = new WeakMap<EntityType, Array<[string, EntityReference]>>();
+
+/** A type's references as a list, made once per type rather than once per hydrated entity. */
+function referencesOf(type: EntityType): Array<[string, EntityReference]> {
+  let list = referenceLists.get(type);
+  if (list === undefined) {
+    list = Object.entries(type.references);
+    referenceLists.set(type, list);
+  }
+  return list;
 }
 
 function structuredCloneIfObject(value: unknown): unknown {

@@ -96,10 +96,11 @@ export class RequestContext {
 
   /** See {@link getFeature}. */
   getFeature(ref: EntityRef | readonly [EntityRef, EntityRef], name: string): FeatureValue | null {
-    const identifiers = Array.isArray(ref)
-      ? ref.map((r) => this.identify(r))
-      : [this.identify(ref as EntityRef)];
-    return this.features.get(identifiers, name);
+    if (!Array.isArray(ref)) return this.features.getOne(this.identify(ref as EntityRef), name);
+    return this.features.get(
+      ref.map((r) => this.identify(r)),
+      name,
+    );
   }
 }
 
