@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
+import { RUNTIME_NODE_FLAGS } from '../src/cli/runtime-flags.js';
 import { childPids, startCliService } from '../test/helpers/cli-service.js';
 import { startTestRedis } from '../test/helpers/redis-server.js';
 import type { BenchContext } from './lib/benchmark.js';
@@ -102,7 +103,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       rounds: plan.rounds,
       throughput,
       loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
-      server: 'node <private build>/dist/cli/main.js run --workers N --app template/pipelines/main.ts',
+      server: `node ${RUNTIME_NODE_FLAGS.join(' ')} <private build>/dist/cli/main.js run --workers N --app template/pipelines/main.ts`,
     };
   } finally {
     for (const step of cleanup) await step().catch(() => undefined);
@@ -209,7 +210,8 @@ async function measureWorkers(
     build.templateApp,
     { REDIS_URL: redisUrl, LOG_LEVEL: 'silent', API_KEYS: '', ADMIN_API_KEYS: '', ...KEY_SETTINGS },
     ['--workers', String(workers)],
-    { cli: [join(build.dir, 'dist', 'cli', 'main.js')], cwd: build.dir },
+    // The flags bin/rankd.js runs with: this is `rankd run` without the shebang.
+    { cli: [...RUNTIME_NODE_FLAGS, join(build.dir, 'dist', 'cli', 'main.js')], cwd: build.dir },
   );
   const http = new HttpClient(service.base, CONCURRENCY);
   try {

@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.js';
 import type { ServeMessage } from './serve.js';
 
 /** A rankd server running in its own process. */
@@ -82,11 +83,12 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
 }
 
 /**
- * Extra Node flags for the server child from `BENCH_SERVER_NODE_ARGS` (space-separated), to try
- * runtime settings such as `--max-semi-space-size=32` without touching code.
+ * Node flags for the server child: the ones `rankd` runs with ({@link RUNTIME_NODE_FLAGS}), then
+ * any from `BENCH_SERVER_NODE_ARGS` (space-separated), to try runtime settings without touching
+ * code; a flag given twice takes the later value (`--max-semi-space-size=16` measures the default).
  */
 export function serverNodeArgs(): string[] {
-  return (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return [...RUNTIME_NODE_FLAGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
 }
 
 function waitForListening(child: ChildProcess): Promise<number> {
