@@ -4,15 +4,37 @@ import type { FeatureStore, RowRequest } from '../features/feature-store.js';
 import type { FeaturePlan } from './feature-plan.js';
 import type { RequestContext } from './request-context.js';
 
-/** Row keys of `view` for the given ids by entity type: each id, or every pair for a pair view. */
-function rowKeys(view: FeatureView, idsByType: ReadonlyMap<string, Iterable<string>>): string[][] {
+/**
+ * Row keys of `view` for the given ids by entity type (each id, or every pair for a pair view)
+ * that are not in `requested` yet; adds them to it.
+ */
+function newRowKeys(
+  view: FeatureView,
+  idsByType: ReadonlyMap<string, Iterable<string>>,
+  requested: Set<string>,
+): string[][] {
   const [first, second] = view.entityTypes;
-  const firstIds = [...(idsByType.get(first?.name ?? '') ?? [])];
-  if (second === undefined) return firstIds.map((id) => [id]);
-  const secondIds = [...(idsByType.get(second.name) ?? [])];
   const keys: string[][] = [];
-  for (const a of firstIds)
-    for (const b of secondIds) if (first?.name !== second.name || a !== b) keys.push([a, b]);
+  const firstIds = idsByType.get(first?.name ?? '') ?? [];
+  if (second === undefined) {
+    // One entity per row, the common case: its id is its key, no joining needed.
+    for (const id of firstIds) {
+      if (requested.has(id)) continue;
+      requested.add(id);
+      keys.push([id]);
+    }
+    return keys;
+  }
+  const secondIds = [...(idsByType.get(second.name) ?? [])];
+  for (const a of firstIds) {
+    for (const b of secondIds) {
+      if (first?.name === second.name && a === b) continue;
+      const key = `${a}\u001f${b}`;
+      if (requested.has(key)) continue;
+      requested.add(key);
+      keys.push([a, b]);
+    }
+  }
   return keys;
 }
 
@@ -64,12 +86,7 @@ export class StoredFeatureFetch {
         requested = new Set();
         this.#requested.set(view, requested);
       }
-      const keys = rowKeys(view, idsByType).filter((ids) => {
-        const key = ids.join('\u001f');
-        if (requested.has(key)) return false;
-        requested.add(key);
-        return true;
-      });
+      const keys = newRowKeys(view, idsByType, requested);
       if (keys.length > 0) requests.push({ view, keys });
     }
     if (requests.length === 0) return;
