@@ -5,17 +5,11 @@
  * stream. Rounds alternate which server goes first; the figure is the median over rounds of
  * events-on throughput ÷ events-off throughput. Goal (issue 6): events cost at most 10%.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
-import { startTestRedis } from '../test/helpers/redis-server.js';
 import type { BenchContext } from './lib/benchmark.js';
 import { type CpuSample, cpuPerCall, sampleCpu } from './lib/cpu.js';
 import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
-import { buildPackage } from './lib/package-build.js';
 import {
   productSalesRow,
   productStatsRow,
@@ -25,9 +19,11 @@ import {
   rankProduct,
   rankRequests,
 } from './lib/rank-data.js';
+import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { type ServerProcess, startServerProcess } from './lib/server-process.js';
 import { median, summarise } from './lib/stats.js';
 import { formatCount, formatMs, formatTable } from './lib/table.js';
+import { KEY_SETTINGS } from './lib/template-stores.js';
 
 const CONCURRENCY = 16;
 const GOAL_COST = 0.1;
@@ -36,12 +32,7 @@ const SHAPE = { candidates: 24, userPageSize: 8, candidatePageSize: 24 } as cons
 const EVENTS_PER_REQUEST = SHAPE.candidates + SHAPE.userPageSize;
 const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
 /** As the rank benchmark's servers, so the two benchmarks measure the same server. */
-const SERVER_SETTINGS = {
-  PROJECT_NAME: 'default',
-  INDEX_VERSION: '1',
-  INDEX_CODEC: 'json',
-  REDIS_COMMAND_TIMEOUT_MS: '30000',
-} as const;
+const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000' } as const;
 const EVENTS_ON = { EVENTS_SINK: 'redis', EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURE_SAMPLE_RATE: '0' };
 const STREAM = 'default:events';
 const BATCH = 1000;
@@ -71,21 +62,15 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const plan = context.quick
     ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000 }
     : { products: 100_000, rounds: 7, loadedMs: 10_000, warmupMs: 5000 };
-  const loadBefore = loadavg()[0] ?? 0;
-  console.log(
+  const loadBefore = announce(
     `events: the template pipeline on the spec example (${SHAPE.candidates} candidates, page ${SHAPE.userPageSize}), ` +
       `events off vs IMPRESSION + MODEL to the Redis stream; concurrency ${CONCURRENCY}, ` +
       `${plan.loadedMs / 1000} s × ${plan.rounds} round(s) per server`,
   );
-  if (loadBefore > 0.5)
-    console.log(`warning: load average ${loadBefore.toFixed(2)} before start; figures will be noisy`);
-  const dir = mkdtempSync(join(tmpdir(), 'rankd-bench-events-'));
-  const cleanup: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  const cleanup = new Cleanup();
   try {
-    const build = await buildPackage(join(dir, 'pkg'));
+    const { build, redis, monitor } = await setUpBuildAndRedis('events', cleanup);
     console.log(`rankd built from the ${build.source}`);
-    const redis = await startTestRedis();
-    cleanup.unshift(() => redis.stop());
     const start = (mode: Mode) =>
       startServerProcess({
         redisUrl: redis.url,
@@ -99,7 +84,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
         ...(context.cpuProfDir ? { cpuProfDir: context.cpuProfDir } : {}),
       });
     const servers: Record<Mode, ServerProcess> = { off: await start('off'), on: await start('on') };
-    cleanup.unshift(
+    cleanup.add(
       () => servers.off.stop(),
       () => servers.on.stop(),
     );
@@ -107,14 +92,10 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       off: new HttpClient(servers.off.origin, CONCURRENCY),
       on: new HttpClient(servers.on.origin, CONCURRENCY),
     };
-    cleanup.unshift(
+    cleanup.add(
       () => clients.off.close(),
       () => clients.on.close(),
     );
-    const monitor: ReturnType<typeof createClient> = createClient({ url: redis.url });
-    monitor.on('error', () => undefined);
-    await monitor.connect();
-    cleanup.unshift(() => monitor.close());
     await load(clients.off, plan.products);
     console.log(`loaded ${formatCount(plan.products)} products and their 2 feature rows each`);
 
@@ -194,7 +175,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       loadedSeconds: plan.loadedMs / 1000,
       eventsOn: EVENTS_ON,
       eventsPerEntry,
-      loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
+      loadAverage: loadAverages(loadBefore),
       figures,
       throughputRatioPerRound: ratios.map((r) => Math.round(r * 1000) / 1000),
       throughputRatio: Math.round(ratio * 1000) / 1000,
@@ -203,7 +184,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       goalMet: ratio >= 1 - GOAL_COST,
     };
   } finally {
-    for (const step of cleanup) await step().catch(() => undefined);
+    await cleanup.run();
   }
 }
 

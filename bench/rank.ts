@@ -3,43 +3,34 @@
  * index and both product feature views filled, against its floor: a bare route doing the same
  * Redis reads. See docs/benchmarks.md for what each figure means.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
-import { startTestRedis } from '../test/helpers/redis-server.js';
+import type { createClient } from 'redis';
 import type { BenchContext } from './lib/benchmark.js';
 import { type CpuSample, cpuPerCall, sampleCpu } from './lib/cpu.js';
 import { type DriveResult, drive } from './lib/drive.js';
 import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
-import { buildPackage, importDist, type PackageBuild } from './lib/package-build.js';
+import type { PackageBuild } from './lib/package-build.js';
 import type { PhaseWindow } from './lib/profile-summary.js';
 import {
   floorBody,
-  productSalesRow,
-  productStatsRow,
   RANK_PATH,
   type RankCaseShape,
   type RankRequest,
   rankAnswerProblem,
-  rankProduct,
   rankRequests,
   TEMPLATE_PRODUCT_VIEWS,
 } from './lib/rank-data.js';
+import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { type ServerProcess, serverNodeArgs, startServerProcess } from './lib/server-process.js';
 import { median, type PhaseStats, summarise } from './lib/stats.js';
 import { formatCount, formatMs, formatTable } from './lib/table.js';
+import { inLoadBatches, KEY_SETTINGS, openTemplateLoader } from './lib/template-stores.js';
 
 const CONCURRENCY = 16;
 /** Issue 3's goals: (a) at least this share of the floor's throughput; (b) one request alone this fast. */
 const GOAL_THROUGHPUT_RATIO = 0.6;
 const GOAL_UNLOADED_P50_MS = 10;
-/** Rows per upload and per feature write while loading, as a loader's batches. */
-const LOAD_BATCH = 1000;
-/** Key layout of both servers and the loader: rankd's defaults, pinned so the environment cannot move them. */
-const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC: 'json' } as const;
 /**
  * rankd's server settings beyond the keys. The command timeout (default 2 s) is raised: at
  * concurrency 16 with 1000 candidates on a saturated 2-core machine, a reply can wait that long
@@ -117,23 +108,17 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
         unloadedBlocks: 3,
         unloadedPerBlock: 100,
       };
-  const loadBefore = loadavg()[0] ?? 0;
-  console.log(
+  const loadBefore = announce(
     `rank: the template pipeline over HTTP (server in a child process) vs a bare route doing the same ` +
       `Redis reads; ${formatCount(plan.products)} products with 2 feature views each; concurrency ` +
       `${CONCURRENCY} for ${plan.loadedMs / 1000} s × ${plan.rounds} round(s) per path, then ` +
       `${plan.unloadedBlocks * plan.unloadedPerBlock} requests one at a time`,
   );
-  if (loadBefore > 0.5)
-    console.log(`warning: load average ${loadBefore.toFixed(2)} before start; figures will be noisy`);
 
-  const dir = mkdtempSync(join(tmpdir(), 'rankd-bench-rank-'));
-  const cleanup: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  const cleanup = new Cleanup();
   try {
-    const build = await buildPackage(join(dir, 'pkg'));
+    const { build, redis, monitor } = await setUpBuildAndRedis('rank', cleanup);
     console.log(`rankd built from the ${build.source}`);
-    const redis = await startTestRedis();
-    cleanup.unshift(() => redis.stop());
     const loaded = await loadData(build, redis.url, plan.products);
     console.log(
       `loaded ${formatCount(plan.products)} products (mean ${loaded.meanEntityBytes} B JSON) and ` +
@@ -147,24 +132,20 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       env: { ...env, BENCH_RANK_MODE: 'template' },
       cpuProfDir: context.cpuProfDir,
     });
-    cleanup.unshift(() => rankdServer.stop());
+    cleanup.add(() => rankdServer.stop());
     const floorServer = await startServerProcess({
       redisUrl: redis.url,
       entry: SERVE_RANK,
       env: { ...env, BENCH_RANK_MODE: 'floor' },
     });
-    cleanup.unshift(() => floorServer.stop());
-    const monitor: ReturnType<typeof createClient> = createClient({ url: redis.url });
-    monitor.on('error', () => undefined);
-    await monitor.connect();
-    cleanup.unshift(() => monitor.close());
+    cleanup.add(() => floorServer.stop());
     // Every product, its two feature rows, and the hash of row layouts.
     const keyCount = await monitor.dbSize();
     if (keyCount !== 3 * plan.products + 1)
       throw new Error(`expected ${3 * plan.products + 1} keys after loading, found ${keyCount}`);
     const target = (name: PathName, server: ServerProcess): Target => {
       const http = new HttpClient(server.origin, CONCURRENCY);
-      cleanup.unshift(() => http.close());
+      cleanup.add(() => http.close());
       return {
         name,
         server,
@@ -201,7 +182,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       loadedSeconds: plan.loadedMs / 1000,
       warmupSeconds: plan.warmupMs / 1000,
       unloadedRequests: plan.unloadedBlocks * plan.unloadedPerBlock,
-      loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
+      loadAverage: loadAverages(loadBefore),
       serverProcess: ['node', '--import', 'tsx', ...serverNodeArgs(), 'bench/lib/serve-rank.ts'].join(' '),
       serverSettings: SERVER_SETTINGS,
       httpClient: `undici Pool, ${CONCURRENCY} keep-alive connections`,
@@ -210,66 +191,26 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       phaseWindows,
     };
   } finally {
-    for (const step of cleanup) await step().catch(() => undefined);
+    await cleanup.run();
   }
 }
 
 /**
  * Fills the index and the template's two product views through the private build's own stores
- * (`EntityIndex.upload`, `FeatureStore.write` after `prepareFeatureRows`, as the upload routes do),
- * so keys and row layouts are exactly production's.
+ * (see template-stores.ts), so keys and row layouts are exactly production's.
  */
 async function loadData(build: PackageBuild, redisUrl: string, total: number) {
   const started = performance.now();
-  // Typed as the sources they were compiled from.
-  const { createStores } = await importDist<typeof import('../src/redis/stores.js')>(
-    build.dir,
-    'redis/stores.js',
-  );
-  const { loadConfig } = await importDist<typeof import('../src/config/index.js')>(
-    build.dir,
-    'config/index.js',
-  );
-  const { prepareFeatureRows } = await importDist<typeof import('../src/features/feature-rows.js')>(
-    build.dir,
-    'features/feature-rows.js',
-  );
-  const { loadApp } = await importDist<typeof import('../src/cli/load-app.js')>(build.dir, 'cli/load-app.js');
-  // The template's own declarations, as the server loads them.
-  const app = await loadApp(build.templateApp);
-  const Product = app.entityTypes.get('product');
-  const views = TEMPLATE_PRODUCT_VIEWS.map((name) => app.featureViews.get(name));
-  const [ProductStats, ProductSales] = views;
-  if (!Product || !ProductStats || !ProductSales) throw new Error('the template has no product views');
-
-  const stores = createStores(loadConfig({ REDIS_URL: redisUrl, ...KEY_SETTINGS }));
-  if (!(await stores.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
+  const loader = await openTemplateLoader(build, redisUrl);
   let entityBytes = 0;
   try {
-    const batches: number[] = [];
-    for (let start = 0; start < total; start += LOAD_BATCH) batches.push(start);
-    const loadBatch = async (start: number) => {
-      const numbers = Array.from({ length: Math.min(LOAD_BATCH, total - start) }, (_, j) => start + j);
-      const products = numbers.map(rankProduct);
-      for (const product of products) entityBytes += Buffer.byteLength(JSON.stringify(product));
-      const ids = products.map((p) => p.product_id);
-      // The generator's type has no index signature, which upload's parameter type asks for.
-      await stores.index.upload(Product, products as unknown as Array<Record<string, unknown>>);
-      for (const [view, row] of [
-        [ProductStats, productStatsRow],
-        [ProductSales, productSalesRow],
-      ] as const) {
-        const rows = prepareFeatureRows(
-          view,
-          numbers.map((i, j) => ({ entity_id: ids[j], ...row(i) })),
-        );
-        await stores.features.write(view, rows);
-      }
-    };
-    // A few batches in flight: loading is set-up, not the measurement.
-    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(loadBatch));
+    await inLoadBatches(total, async (numbers) => {
+      const bytes = await loader.writeProducts(numbers);
+      entityBytes += bytes;
+      for (const view of TEMPLATE_PRODUCT_VIEWS) await loader.writeRows(view, numbers);
+    });
   } finally {
-    await stores.redis.close();
+    await loader.close();
   }
   return { meanEntityBytes: Math.round(entityBytes / total), ms: performance.now() - started };
 }

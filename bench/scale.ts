@@ -10,37 +10,35 @@
  *    ranking pipeline; the spec's example request (24 candidates, page 8, query "candle", the
  *    rank benchmark's request generator) at concurrency 16, every answer checked.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient } from 'redis';
 import { RUNTIME_NODE_FLAGS } from '../src/cli/runtime-flags.js';
 import { childPids, startCliService } from '../test/helpers/cli-service.js';
-import { startTestRedis } from '../test/helpers/redis-server.js';
 import type { BenchContext } from './lib/benchmark.js';
 import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
-import { buildPackage, importDist, type PackageBuild } from './lib/package-build.js';
+import type { PackageBuild } from './lib/package-build.js';
 import {
-  productSalesRow,
-  productStatsRow,
   RANK_PATH,
   type RankRequest,
   rankAnswerProblem,
   rankProduct,
   rankRequests,
-  TEMPLATE_PRODUCT_VIEWS,
 } from './lib/rank-data.js';
 import { type MemoryCost, measureMemory, type RedisInfo } from './lib/redis-memory.js';
+import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { median, summarise } from './lib/stats.js';
 import { formatCount, formatMs, formatTable } from './lib/table.js';
+import {
+  inLoadBatches,
+  KEY_SETTINGS,
+  openTemplateLoader,
+  type TemplateProductView,
+} from './lib/template-stores.js';
 
 const CONCURRENCY = 16;
 const SPEC_EXAMPLE = { candidates: 24, userPageSize: 8, candidatePageSize: 24 } as const;
-const LOAD_BATCH = 1000;
 const SAMPLED_KEYS = 1000;
-/** Key layout of the loader and the servers: rankd's defaults, pinned so the environment cannot move them. */
-const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC: 'json' } as const;
 
 interface Plan {
   products: number;
@@ -65,26 +63,16 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const plan: Plan = context.quick
     ? { products: 10_000, warmupMs: 1000, roundMs: 3000, rounds: 1 }
     : { products: 100_000, warmupMs: 5000, roundMs: 15_000, rounds: 3 };
-  const loadBefore = loadavg()[0] ?? 0;
-  console.log(
+  const loadBefore = announce(
     `scale: ${formatCount(plan.products)} products and 2 feature rows each into an empty Redis (memory), then ` +
       `the spec example (24 candidates, page 8) at concurrency ${CONCURRENCY} against rankd run --workers 1 and 2, ` +
       `${plan.rounds} × ${plan.roundMs / 1000} s each`,
   );
-  if (loadBefore > 0.5)
-    console.log(`warning: load average ${loadBefore.toFixed(2)} before start; figures will be noisy`);
-  const dir = mkdtempSync(join(tmpdir(), 'rankd-bench-scale-'));
-  const cleanup: Array<() => Promise<unknown>> = [async () => rmSync(dir, { recursive: true, force: true })];
+  const cleanup = new Cleanup();
   try {
-    const build = await buildPackage(join(dir, 'pkg'));
-    const redis = await startTestRedis();
-    cleanup.unshift(() => redis.stop());
-    const client = createClient({ url: redis.url });
-    client.on('error', () => undefined);
-    await client.connect();
-    cleanup.unshift(() => client.close());
+    const { build, redis, monitor } = await setUpBuildAndRedis('scale', cleanup);
 
-    const memory = await loadAndMeasure(build, redis.url, client, plan.products);
+    const memory = await loadAndMeasure(build, redis.url, monitor, plan.products);
     printMemory(memory, plan.products);
     const requests = rankRequests(SPEC_EXAMPLE, context.quick ? 400 : 4000, plan.products, 7);
     const throughput: WorkerFigures[] = [];
@@ -102,84 +90,48 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       roundSeconds: plan.roundMs / 1000,
       rounds: plan.rounds,
       throughput,
-      loadAverage: { before: loadBefore, after: loadavg()[0] ?? 0 },
+      loadAverage: loadAverages(loadBefore),
       server: `node ${RUNTIME_NODE_FLAGS.join(' ')} <private build>/dist/cli/main.js run --workers N --app template/pipelines/main.ts`,
     };
   } finally {
-    for (const step of cleanup) await step().catch(() => undefined);
+    await cleanup.run();
   }
 }
 
 /** Loads through the private build's stores (as the upload routes write), measuring each step. */
 async function loadAndMeasure(build: PackageBuild, redisUrl: string, client: RedisInfo, total: number) {
-  // Typed as the sources they were compiled from.
-  const { createStores } = await importDist<typeof import('../src/redis/stores.js')>(
-    build.dir,
-    'redis/stores.js',
-  );
-  const { loadConfig } = await importDist<typeof import('../src/config/index.js')>(
-    build.dir,
-    'config/index.js',
-  );
-  const { prepareFeatureRows } = await importDist<typeof import('../src/features/feature-rows.js')>(
-    build.dir,
-    'features/feature-rows.js',
-  );
-  const { loadApp } = await importDist<typeof import('../src/cli/load-app.js')>(build.dir, 'cli/load-app.js');
-  // The template's own declarations, as the server loads them.
-  const app = await loadApp(build.templateApp);
-  const Product = app.entityTypes.get('product');
-  const [ProductStats, ProductSales] = TEMPLATE_PRODUCT_VIEWS.map((name) => app.featureViews.get(name));
-  if (!Product || !ProductStats || !ProductSales) throw new Error('the template has no product views');
-
-  const stores = createStores(loadConfig({ REDIS_URL: redisUrl, ...KEY_SETTINGS }));
-  if (!(await stores.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
-  const idOf = (i: number) => rankProduct(i).product_id;
+  const loader = await openTemplateLoader(build, redisUrl);
+  const { keys } = loader.stores;
   // Evenly spread over the whole load, so early and late keys weigh alike.
+  const idOf = (i: number) => rankProduct(i).product_id;
   const sample = Array.from({ length: SAMPLED_KEYS }, (_, k) => idOf(Math.floor((k * total) / SAMPLED_KEYS)));
-  const inBatches = async (write: (numbers: number[]) => Promise<void>) => {
-    const batches: number[][] = [];
-    for (let start = 0; start < total; start += LOAD_BATCH)
-      batches.push(Array.from({ length: Math.min(LOAD_BATCH, total - start) }, (_, j) => start + j));
-    // A few batches in flight: loading is set-up, not the measurement.
-    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(write));
-  };
   let jsonBytes = 0;
   try {
     const product = await measureMemory(
       client,
       total,
-      sample.map((id) => stores.keys.entity(Product.name, id)),
+      sample.map((id) => keys.entity('product', id)),
       () =>
-        inBatches(async (numbers) => {
-          const products = numbers.map(rankProduct);
-          for (const p of products) jsonBytes += Buffer.byteLength(JSON.stringify(p));
-          // The generator's type has no index signature, which upload's parameter type asks for.
-          await stores.index.upload(Product, products as unknown as Array<Record<string, unknown>>);
+        inLoadBatches(total, async (numbers) => {
+          const bytes = await loader.writeProducts(numbers);
+          jsonBytes += bytes;
         }),
     );
-    const rowsOf = (view: typeof ProductSales, row: (i: number) => Record<string, unknown>) =>
+    const rowsOf = (view: TemplateProductView) =>
       measureMemory(
         client,
         total,
-        sample.map((id) => stores.keys.featureRow(view.name, [id])),
-        () =>
-          inBatches(async (numbers) => {
-            const rows = prepareFeatureRows(
-              view,
-              numbers.map((i) => ({ entity_id: idOf(i), ...row(i) })),
-            );
-            await stores.features.write(view, rows);
-          }),
+        sample.map((id) => keys.featureRow(view, [id])),
+        () => inLoadBatches(total, (numbers) => loader.writeRows(view, numbers)),
       );
     return {
       product,
-      product_sales: await rowsOf(ProductSales, productSalesRow),
-      product_stats: await rowsOf(ProductStats, productStatsRow),
+      product_sales: await rowsOf('product_sales'),
+      product_stats: await rowsOf('product_stats'),
       meanProductJsonBytes: Math.round(jsonBytes / total),
     };
   } finally {
-    await stores.redis.close();
+    await loader.close();
   }
 }
 

@@ -1,70 +1,29 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isRedisServerProcess } from '../src/cli/process-info.js';
 import { pingRedis } from '../src/redis/local-server.js';
+import {
+  CLI,
+  type CliService,
+  killServices,
+  ROOT,
+  spawnCliService,
+  waitForHealthcheck,
+} from './helpers/cli-service.js';
 import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
-
-// Like cli-redis.test.ts, the CLI runs from source through tsx: no build needed, never stale.
-const ROOT = new URL('..', import.meta.url).pathname;
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
-
-/** A `rankd run` child process and everything it printed. */
-interface Service {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-const children = new Set<ChildProcess>();
 
 /** Spawns `rankd run --app template/pipelines/main.ts` on a free port and waits for /healthcheck. */
 async function startService(
   env: Record<string, string>,
   extraArgs: readonly string[] = [],
-): Promise<Service> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      ...CLI,
-      'run',
-      '--app',
-      'template/pipelines/main.ts',
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-      ...extraArgs,
-    ],
-    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  children.add(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) assert.fail(`rankd run exited with ${child.exitCode}:\n${output}`);
-    if (Date.now() > deadline) assert.fail(`rankd run did not answer /healthcheck within 30 s:\n${output}`);
-    const ok = await fetch(`${base}/healthcheck`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, base, output: () => output, exited };
+): Promise<CliService> {
+  const service = await spawnCliService('template/pipelines/main.ts', env, extraArgs);
+  await waitForHealthcheck(service);
+  return service;
 }
 
 function postJson(base: string, path: string, body: unknown): Promise<Response> {
@@ -75,14 +34,11 @@ function postJson(base: string, path: string, body: unknown): Promise<Response> 
   });
 }
 
-after(() => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
+after(killServices);
 
 describe('rankd run with Redis up', () => {
   let redis: TestRedis;
-  let service: Service;
+  let service: CliService;
 
   before(async () => {
     redis = await startTestRedis();
@@ -142,7 +98,7 @@ describe('rankd run with Redis up', () => {
 });
 
 describe('rankd run with Redis down', () => {
-  let service: Service;
+  let service: CliService;
   let redisPort: number;
 
   before(async () => {
@@ -181,7 +137,7 @@ describe('rankd run with Redis down', () => {
 });
 
 describe('rankd run --redis-auto', () => {
-  let service: Service;
+  let service: CliService;
   let redisPort: number;
   // rankd's data directory goes to a temporary XDG_DATA_HOME, never the user's.
   let dataHome: string;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { waitForHealthcheck, watchService } from './helpers/cli-service.js';
 import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
@@ -187,25 +188,8 @@ describe('rankd init', () => {
       detached: true,
     });
     server = child;
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
     const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) assert.fail(`rankd run exited with ${child.exitCode}:\n${output}`);
-      if (Date.now() > deadline) assert.fail(`rankd run did not answer /healthcheck within 30 s:\n${output}`);
-      const ok = await fetch(`${base}/healthcheck`).then(
-        (response) => response.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForHealthcheck(watchService(child, base));
 
     const candidateIds = Array.from({ length: 24 }, (_, i) => `p${i + 1}`);
     const rank = async (pageSize: number) => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { loadFeaturesFile } from '../src/cli/load/load-service.js';
+import { FEATURE_LOAD, loadFile } from '../src/cli/load/load-service.js';
 import { Progress } from '../src/cli/load/progress.js';
 import { loadConfig } from '../src/config/index.js';
 import type { FeatureView } from '../src/features/define-feature-view.js';
@@ -294,7 +294,7 @@ describe('rankd features load', () => {
   test('an unknown view names the views there are', async () => {
     const options = { app: APP[1], batchSize: 10, onError: 'stop', progress: false } as const;
     const quiet = { log: () => undefined, warn: () => undefined };
-    await assert.rejects(loadFeaturesFile('nope', 'unused.jsonl', options, quiet, ROOT), {
+    await assert.rejects(loadFile(FEATURE_LOAD, 'nope', 'unused.jsonl', options, quiet, ROOT), {
       name: 'CliError',
       message: 'loaders has no feature view nope; it has product_stats, product_recent',
     });

@@ -1,5 +1,5 @@
 /**
- * Entry point of the server children of `npm run bench -- rank`, speaking serve.ts's IPC protocol
+ * Entry point of the server children of `npm run bench -- rank`, speaking serve-child.ts's IPC protocol
  * (`listening` / `failed` to the parent; `cpu` and `stop` from it). `BENCH_RANK_MODE` says which:
  *
  * - `template`: the template app (`<BENCH_PKG_DIR>/template/pipelines/main.ts`) served by the
@@ -14,19 +14,9 @@ import Fastify from 'fastify';
 import { createClient, RESP_TYPES } from 'redis';
 import { importDist } from './package-build.js';
 import { floorBody, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
-import type { ServeMessage } from './serve.js';
+import { type ListeningServer, listenOnLoopback, runServeChild } from './serve-child.js';
 
-/** A listening server of either mode. */
-interface Listening {
-  port: number;
-  close(): Promise<void>;
-}
-
-function tell(message: ServeMessage): void {
-  process.send?.(message);
-}
-
-async function serveTemplate(): Promise<Listening> {
+async function serveTemplate(): Promise<ListeningServer> {
   const dir = process.env.BENCH_PKG_DIR ?? '';
   const { loadApp } = await importDist<typeof import('../../src/cli/load-app.js')>(dir, 'cli/load-app.js');
   const { buildServer } = await importDist<typeof import('../../src/http/build-server.js')>(
@@ -37,13 +27,10 @@ async function serveTemplate(): Promise<Listening> {
   const app = await loadApp(join(dir, 'template', 'pipelines', 'main.ts'));
   const server = await buildServer({ config: config.loadConfig(process.env), app });
   if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
-  await server.listen({ host: '127.0.0.1', port: 0 });
-  const address = server.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('server has no TCP address');
-  return { port: address.port, close: () => server.close() };
+  return listenOnLoopback(server);
 }
 
-async function serveFloor(): Promise<Listening> {
+async function serveFloor(): Promise<ListeningServer> {
   // The build's key names and settings: the same code as the template's server (src/redis/keys.ts).
   const dir = process.env.BENCH_PKG_DIR ?? '';
   const { loadConfig, redisUrlOf } = await importDist<typeof import('../../src/config/index.js')>(
@@ -85,36 +72,11 @@ async function serveFloor(): Promise<Listening> {
     return reply.type('application/json').send(answer);
   });
   server.addHook('onClose', async () => redis.close());
-  await server.listen({ host: '127.0.0.1', port: 0 });
-  const address = server.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('server has no TCP address');
-  return { port: address.port, close: () => server.close() };
+  return listenOnLoopback(server);
 }
 
-async function main(): Promise<void> {
+runServeChild(async () => {
   const mode = process.env.BENCH_RANK_MODE;
   if (mode !== 'template' && mode !== 'floor') throw new Error(`BENCH_RANK_MODE is ${mode}`);
-  const listening = mode === 'template' ? await serveTemplate() : await serveFloor();
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await listening.close();
-    process.exit(0);
-  };
-  process.on('message', (message) => {
-    if (message === 'stop') void stop();
-    if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      tell({ kind: 'cpu', ms: (user + system) / 1000 });
-    }
-  });
-  // An orphaned child would keep the port and Redis connection: leave with the parent.
-  process.on('disconnect', () => void stop());
-  tell({ kind: 'listening', port: listening.port });
-}
-
-main().catch((error: unknown) => {
-  tell({ kind: 'failed', reason: error instanceof Error ? error.message : String(error) });
-  process.exit(1);
+  return mode === 'template' ? serveTemplate() : serveFloor();
 });

@@ -10,17 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { isRankdApp, type RankdApp } from '../../src/app/define-app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/http/build-server.js';
-
-/** Messages from this child to the parent. */
-export type ServeMessage =
-  | { kind: 'listening'; port: number }
-  | { kind: 'failed'; reason: string }
-  /** Answer to the parent's `cpu`: CPU time (user + system) this process has used so far. */
-  | { kind: 'cpu'; ms: number };
-
-function tell(message: ServeMessage): void {
-  process.send?.(message);
-}
+import { listenOnLoopback, runServeChild } from './serve-child.js';
 
 async function loadApp(path: string | undefined): Promise<RankdApp | undefined> {
   if (path === undefined || path === '') return undefined;
@@ -29,34 +19,9 @@ async function loadApp(path: string | undefined): Promise<RankdApp | undefined> 
   return module.default;
 }
 
-async function main(): Promise<void> {
+runServeChild(async () => {
   const app = await loadApp(process.env.BENCH_APP);
   const server = await buildServer({ config: loadConfig(process.env), ...(app ? { app } : {}) });
   if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
-  await server.listen({ host: '127.0.0.1', port: 0 });
-  const address = server.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('server has no TCP address');
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await server.close();
-    process.exit(0);
-  };
-  process.on('message', (message) => {
-    if (message === 'stop') void stop();
-    if (message === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      tell({ kind: 'cpu', ms: (user + system) / 1000 });
-    }
-  });
-  // An orphaned child would keep the port and Redis connection: leave with the parent.
-  process.on('disconnect', () => void stop());
-  tell({ kind: 'listening', port: address.port });
-}
-
-main().catch((error: unknown) => {
-  tell({ kind: 'failed', reason: error instanceof Error ? error.message : String(error) });
-  process.exit(1);
+  return listenOnLoopback(server);
 });

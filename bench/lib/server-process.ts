@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.js';
-import type { ServeMessage } from './serve.js';
+import type { ServeMessage } from './serve-child.js';
 
 /** A rankd server running in its own process. */
 export interface ServerProcess {
@@ -25,8 +25,8 @@ export interface ServerProcessOptions {
   /** Write a V8 CPU profile of the server (`.cpuprofile`) into this directory when it stops. */
   cpuProfDir?: string;
   /**
-   * The child's entry module, when not `bench/lib/serve.ts`. It must speak serve.ts's IPC
-   * protocol ({@link ServeMessage}; answer `cpu`, exit on `stop`).
+   * The child's entry module, when not `bench/lib/serve.ts`. It must speak serve-child.ts's IPC
+   * protocol ({@link ServeMessage}; answer `cpu`, exit on `stop`): `runServeChild` does.
    */
   entry?: string;
 }

@@ -69,8 +69,8 @@ export function registerLoadCommands(program: Command, output: { log: Log; warn:
       .argument('<file>', 'the file (.jsonl, .ndjson, .json, .csv, optionally .gz), or - for standard input')
       .option('--entity-key <field>', "field holding the id, when not the type's id field (e.g. product_id)"),
   ).action(async (entityType: string, file: string, options: LoadCommandOptions) => {
-    const { loadEntitiesFile, exitCodeOf } = await import('./load/load-service.js');
-    process.exitCode = exitCodeOf(await loadEntitiesFile(entityType, file, options, output));
+    const { ENTITY_LOAD, exitCodeOf, loadFile } = await import('./load/load-service.js');
+    process.exitCode = exitCodeOf(await loadFile(ENTITY_LOAD, entityType, file, options, output));
   });
 
   const features = program.command('features').description('the feature store: load feature rows from files');
@@ -81,7 +81,7 @@ export function registerLoadCommands(program: Command, output: { log: Log; warn:
       .argument('<view>', 'a feature view of the app, e.g. product_stats')
       .argument('<file>', 'the file (.jsonl, .ndjson, .json, .csv, optionally .gz), or - for standard input'),
   ).action(async (view: string, file: string, options: LoadCommandOptions) => {
-    const { loadFeaturesFile, exitCodeOf } = await import('./load/load-service.js');
-    process.exitCode = exitCodeOf(await loadFeaturesFile(view, file, options, output));
+    const { FEATURE_LOAD, exitCodeOf, loadFile } = await import('./load/load-service.js');
+    process.exitCode = exitCodeOf(await loadFile(FEATURE_LOAD, view, file, options, output));
   });
 }

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './redis-server.js';
@@ -31,10 +32,21 @@ export interface CliSource {
 }
 
 /**
- * Spawns `rankd run --app <app> --port <free> --host 127.0.0.1 ...extraArgs` and resolves once it
- * prints its "rankd serving" line.
+ * Spawns `rankd run --app <app> --port <free> --host 127.0.0.1 ...extraArgs` ({@link spawnCliService})
+ * and resolves once it prints its "rankd serving" line.
  */
-export async function startCliService(
+export async function startCliService(...args: Parameters<typeof spawnCliService>): Promise<CliService> {
+  const service = await spawnCliService(...args);
+  await service.waitFor(/rankd serving .*\n/, 180_000);
+  return service;
+}
+
+/**
+ * Spawns `rankd run --app <app> --port <free> --host 127.0.0.1 ...extraArgs`, from this
+ * repository's source unless `source` says otherwise, without waiting for it: for a test that
+ * decides itself when the server has started (e.g. {@link waitForHealthcheck}).
+ */
+export async function spawnCliService(
   app: string,
   env: Record<string, string>,
   extraArgs: readonly string[] = [],
@@ -57,6 +69,16 @@ export async function startCliService(
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const service = watchService(child, `http://127.0.0.1:${port}`);
+  services.add(service);
+  return service;
+}
+
+/**
+ * A server process spawned with stdout and stderr piped, as a {@link CliService}: its output is
+ * collected from now on. For a server not started by {@link spawnCliService} (e.g. through `npx`).
+ */
+export function watchService(child: ChildProcess, base: string): CliService {
   let output = '';
   const listeners = new Set<() => void>();
   const append = (chunk: Buffer) => {
@@ -96,16 +118,26 @@ export async function startCliService(
       listeners.add(listener);
       child.once('exit', onExit);
     });
-  const service: CliService = {
-    child,
-    base: `http://127.0.0.1:${port}`,
-    output: () => output,
-    exited,
-    waitFor,
-  };
-  services.add(service);
-  await waitFor(/rankd serving .*\n/, 180_000);
-  return service;
+  return { child, base, output: () => output, exited, waitFor };
+}
+
+/**
+ * Polls `<base>/healthcheck` until it answers 200, failing the test when the server exits first or
+ * after 30 s: for tests where answering, not the startup line, is what proves the server started.
+ */
+export async function waitForHealthcheck(service: CliService): Promise<void> {
+  const { child, base, output } = service;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) assert.fail(`rankd run exited with ${child.exitCode}:\n${output()}`);
+    if (Date.now() > deadline) assert.fail(`rankd run did not answer /healthcheck within 30 s:\n${output()}`);
+    const ok = await fetch(`${base}/healthcheck`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Kills every service still running (for `after()`). */

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import type { RankdApp } from '../../app/define-app.js';
 import { loadConfig, readEnvFiles } from '../../config/index.js';
+import type { EntityType } from '../../entities/define-entity.js';
+import type { FeatureView } from '../../features/define-feature-view.js';
 import { createStores, type Stores } from '../../redis/stores.js';
 import { CliError, type Log } from '../cli-error.js';
 import { loadApp, resolveAppPath } from '../load-app.js';
@@ -37,13 +39,46 @@ export interface LoadOutput {
 /** Bad rows printed one by one; past this only their count is given, so a wholly wrong file stays readable. */
 export const MAX_PRINTED_BAD_ROWS = 100;
 
-/** What one kind of load needs once the app and the stores exist. */
-interface LoadPlan {
-  label: string;
-  into: string;
-  columns: ColumnParsers;
-  target: (stores: Stores) => LoadTarget<unknown>;
+/**
+ * What `index load` and `features load` differ in: what the name on the command line names, and
+ * how rows for it are read and written. `D` is what the name is looked up as in the app.
+ */
+export interface LoadKind<D> {
+  /** The command, which starts the progress line: `index load`. */
+  readonly command: string;
+  /** What the name names, in messages: `entity type`. */
+  readonly what: string;
+  /** The app's declarations of this kind, by name. */
+  declarations(app: RankdApp): ReadonlyMap<string, D>;
+  /** How a CSV file's cells are read (JSON Lines carry their own types). */
+  columns(declaration: D, options: LoadCommandOptions): ColumnParsers;
+  /** Where checked rows are written. */
+  target(declaration: D, stores: Stores, options: LoadCommandOptions): LoadTarget<unknown>;
 }
+
+/**
+ * `rankd index load <entity_type> <file>`: entities into the index, checked and written by the
+ * same {@link EntityIndex} code as `POST /api/v1/entities/upload`.
+ */
+export const ENTITY_LOAD: LoadKind<EntityType> = {
+  command: 'index load',
+  what: 'entity type',
+  declarations: (app) => app.entityTypes,
+  columns: (type, options) => entityColumns(type, options.entityKey),
+  target: (type, stores, options) => entityTarget(stores.index, type, options.entityKey),
+};
+
+/**
+ * `rankd features load <view> <file>`: feature rows into the feature store, checked and written
+ * by the same code as `POST /api/v1/features/upload`.
+ */
+export const FEATURE_LOAD: LoadKind<FeatureView> = {
+  command: 'features load',
+  what: 'feature view',
+  declarations: (app) => app.featureViews,
+  columns: (view) => featureColumns(view),
+  target: (view, stores) => featureTarget(view, stores.features),
+};
 
 function known(names: Iterable<string>): string {
   const list = [...names];
@@ -51,68 +86,24 @@ function known(names: Iterable<string>): string {
 }
 
 /**
- * `rankd index load <entity_type> <file>`: entities from a file into the index, checked and
- * written by the same {@link EntityIndex} code as `POST /api/v1/entities/upload`.
+ * Loads `file` (`-`: standard input) into the app's {@link LoadKind} declaration `name`: the
+ * app and configuration are those of `cwd`; progress, bad rows and the summary go to `output`.
  */
-export function loadEntitiesFile(
-  entityType: string,
+export async function loadFile<D>(
+  kind: LoadKind<D>,
+  name: string,
   file: string,
   options: LoadCommandOptions,
   output: LoadOutput,
   cwd = process.cwd(),
-): Promise<LoadReport> {
-  return runFileLoad(file, options, output, cwd, (app) => {
-    const type = app.entityTypes.get(entityType);
-    if (type === undefined)
-      throw new CliError(
-        `${app.name} has no entity type ${entityType}; it has ${known(app.entityTypes.keys())}`,
-      );
-    return {
-      label: `index load ${entityType}`,
-      into: `entity type ${entityType}`,
-      columns: entityColumns(type, options.entityKey),
-      target: (stores) => entityTarget(stores.index, type, options.entityKey),
-    };
-  });
-}
-
-/**
- * `rankd features load <view> <file>`: feature rows from a file into the feature store, checked
- * and written by the same code as `POST /api/v1/features/upload`.
- */
-export function loadFeaturesFile(
-  viewName: string,
-  file: string,
-  options: LoadCommandOptions,
-  output: LoadOutput,
-  cwd = process.cwd(),
-): Promise<LoadReport> {
-  return runFileLoad(file, options, output, cwd, (app) => {
-    const view = app.featureViews.get(viewName);
-    if (view === undefined)
-      throw new CliError(
-        `${app.name} has no feature view ${viewName}; it has ${known(app.featureViews.keys())}`,
-      );
-    return {
-      label: `features load ${viewName}`,
-      into: `feature view ${viewName}`,
-      columns: featureColumns(view),
-      target: (stores) => featureTarget(view, stores.features) as LoadTarget<unknown>,
-    };
-  });
-}
-
-async function runFileLoad(
-  file: string,
-  options: LoadCommandOptions,
-  output: LoadOutput,
-  cwd: string,
-  planOf: (app: RankdApp) => LoadPlan,
 ): Promise<LoadReport> {
   const config = loadConfig(readEnvFiles(cwd));
   // The app's components are not initialised: loading needs only its declarations, not its models.
   const app = await loadApp(resolveAppPath(options.app, cwd));
-  const plan = planOf(app);
+  const declarations = kind.declarations(app);
+  const declaration = declarations.get(name);
+  if (declaration === undefined)
+    throw new CliError(`${app.name} has no ${kind.what} ${name}; it has ${known(declarations.keys())}`);
   const input = await openInput(file === '-' ? file : resolve(cwd, file), options.format);
   const stores = createStores(config);
   try {
@@ -124,16 +115,18 @@ async function runFileLoad(
     }
     const progress = new Progress({
       stream: options.progress ? (output.progress ?? process.stderr) : { write: () => true },
-      label: plan.label,
+      label: `${kind.command} ${name}`,
       totalBytes: input.totalBytes,
       bytesRead: input.bytesRead,
     });
     let printed = 0;
     const records =
-      input.format === 'csv' ? readCsv(input.chunks, plan.columns) : readJsonLines(input.chunks);
+      input.format === 'csv'
+        ? readCsv(input.chunks, kind.columns(declaration, options))
+        : readJsonLines(input.chunks);
     const report = await runLoad(
       records,
-      plan.target(stores),
+      kind.target(declaration, stores, options),
       { batchSize: options.batchSize, onError: options.onError, dryRun: options.dryRun ?? false },
       {
         badRow: (row) => {
@@ -152,7 +145,7 @@ async function runFileLoad(
     const shownFile = file === '-' ? 'standard input' : file;
     for (const line of summaryLines(report, {
       file: shownFile,
-      into: plan.into,
+      into: `${kind.what} ${name}`,
       dryRun: options.dryRun ?? false,
     }))
       output.log(line);
