@@ -19,6 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
+import { RUNTIME_NODE_FLAGS } from '../src/cli/runtime-flags.js';
 import { startTestRedis } from '../test/helpers/redis-server.js';
 import type { BenchContext } from './lib/benchmark.js';
 import { redisCpuMs } from './lib/cpu.js';
@@ -89,7 +90,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       features: FEATURES,
       fileMb: Math.round(fileBytes / 2 ** 20),
       rounds,
-      command: `node dist/cli/main.js features load <view> rows.jsonl --app app.mjs --no-progress`,
+      command: `node ${RUNTIME_NODE_FLAGS.join(' ')} dist/cli/main.js features load <view> rows.jsonl --app app.mjs --no-progress`,
       loaderRowsPerSec: Math.round(loaderRowsPerSec),
       wallRowsPerSec: Math.round(wallRowsPerSec),
       peakRssMb,
@@ -220,7 +221,18 @@ async function load(cli: { main: string; app: string }, file: string, redisUrl: 
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [cli.main, 'features', 'load', 'product_numbers', file, '--app', cli.app, '--no-progress'],
+    // With the flags bin/rankd.js passes: this is `rankd features load` without the shebang.
+    [
+      ...RUNTIME_NODE_FLAGS,
+      cli.main,
+      'features',
+      'load',
+      'product_numbers',
+      file,
+      '--app',
+      cli.app,
+      '--no-progress',
+    ],
     { env: { ...process.env, REDIS_URL: redisUrl }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
