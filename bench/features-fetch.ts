@@ -441,14 +441,20 @@ function summariseAll(timings: Record<PathName, Timing[]>, active: readonly Path
   }
   // rankd's fetch alone (up to `complete()`, the same in both rankd paths), before the model's reads.
   const fetchOnly = [...timings.rankd, ...timings.rankdMatrix].map((t) => t.fetchMs ?? Number.NaN);
-  const rankdFetchOnly = { ...stats(fetchOnly), p50VsFloor: round(stats(fetchOnly).p50Ms / floor.p50Ms) };
+  const fetchStats = stats(fetchOnly);
+  const rankdFetchOnly = {
+    ...fetchStats,
+    p50VsFloor: round(fetchStats.p50Ms / floor.p50Ms),
+    p99VsFloor: round(fetchStats.p99Ms / floor.p99Ms),
+  };
   // Paired per fetch: each rankd fetch over the floor fetch of the same candidates, moments apart.
   const pairedRatio = round(median(timings.rankd.map((t, i) => t.ms / (timings.floor[i]?.ms ?? Number.NaN))));
   return {
     paths,
     rankdFetchOnly,
     pairedRatioMedian: pairedRatio,
-    goalMet: (paths.rankd?.p50VsFloor ?? Number.NaN) <= GOAL_FACTOR,
+    // The issue's figure is the fetch alone; the read paths after it are reported beside it.
+    goalMet: rankdFetchOnly.p50VsFloor <= GOAL_FACTOR,
   };
 }
 
@@ -473,15 +479,16 @@ function printTable(figures: ReturnType<typeof summariseAll>, active: readonly P
     formatMs(fetchOnly.meanMs),
     '',
     `${fetchOnly.p50VsFloor.toFixed(2)}×`,
-    '',
+    `${fetchOnly.p99VsFloor.toFixed(2)}×`,
   ]);
   const header = ['path (1000 candidates × 4 views × 10 floats)', 'p50 ms', 'p99 ms', 'mean ms', 'CPU ms'];
   console.log(formatTable([...header, 'p50/floor', 'p99/floor'], rows));
   const matrix = figures.paths.rankdMatrix;
   console.log(
-    `goal: rankd within ${GOAL_FACTOR}× of the floor (p50, reads through getFeature): ` +
-      `${figures.paths.rankd?.p50VsFloor.toFixed(2)}×, ${figures.goalMet ? 'met' : 'NOT met'} ` +
+    `goal (issue 4): the fetch alone within ${GOAL_FACTOR}× of the floor at p50: ` +
+      `${fetchOnly.p50VsFloor.toFixed(2)}× (p99 ${fetchOnly.p99VsFloor.toFixed(2)}×), ${figures.goalMet ? 'met' : 'NOT met'}; ` +
+      `fetch + every value read through getFeature ${figures.paths.rankd?.p50VsFloor.toFixed(2)}× ` +
       `(median of per-fetch ratios ${figures.pairedRatioMedian.toFixed(2)}×)` +
-      (matrix ? `; through featureMatrix ${matrix.p50VsFloor.toFixed(2)}×` : ''),
+      (matrix ? `, through featureMatrix ${matrix.p50VsFloor.toFixed(2)}×` : ''),
   );
 }
