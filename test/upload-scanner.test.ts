@@ -15,7 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Compile } from 'typebox/compile';
 import { defineApp } from '../src/app/define-app.js';
 import { defineEntity } from '../src/entities/define-entity.js';
@@ -25,6 +25,7 @@ import { MAX_SCAN_DEPTH, type ScannedUpload, scanUpload } from '../src/index/upl
 import { defineModel, defineRankingPipeline, ProductEntity, Type } from '../src/index.js';
 import { RedisConnection } from '../src/redis/connection.js';
 import { RedisKeys } from '../src/redis/keys.js';
+import { parsedByFastify, type SeededRandom, seededRandom } from './helpers/body-scanning.js';
 import { RawRedis } from './helpers/raw-redis.js';
 import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
@@ -43,7 +44,6 @@ const app = defineApp({ entities: [Offer, Item] });
 // ---------------------------------------------------------------------------------------------
 // The slow path, as the route runs it when the scanner declines.
 
-const fastifyJson = Fastify().getDefaultJsonParser('error', 'error');
 const bodyValidator = Compile(entityUploadBodySchema(app, MAX_BATCH));
 /** prepare() never touches Redis: a connection that is never opened is enough. */
 const offline = new RedisConnection({
@@ -62,13 +62,8 @@ interface Stored {
 
 /** What the slow path stores for `text`, or undefined when it answers an error. */
 function slowPath(text: string): Stored | undefined {
-  let parsed: unknown;
-  let failed = false;
-  fastifyJson({} as never, text, (error: Error | null, value?: unknown) => {
-    failed = error !== null;
-    parsed = value;
-  });
-  if (failed || !bodyValidator.Check(parsed)) return undefined;
+  const parsed = parsedByFastify(text)?.value;
+  if (parsed === undefined || !bodyValidator.Check(parsed)) return undefined;
   const body = parsed as {
     entity_type: string;
     entities: Array<Record<string, unknown>>;
@@ -120,25 +115,6 @@ function checkBody(text: string): boolean {
 
 // ---------------------------------------------------------------------------------------------
 // A seeded generator of JSON texts.
-
-/** mulberry32: small, fast, and the same sequence for the same seed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (n: number) => Math.floor(next() * n),
-    chance: (p: number) => next() < p,
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-  };
-}
-type Random = ReturnType<typeof random>;
 
 /** Pieces of string contents as JSON text. Canonical ones are written so by JSON.stringify too. */
 const CANONICAL_PIECES = [
@@ -209,7 +185,7 @@ const CANONICAL: Wildness = {
   declared: false,
 };
 
-function wildness(r: Random): Wildness {
+function wildness(r: SeededRandom): Wildness {
   return {
     whitespace: r.chance(0.15),
     strings: r.chance(0.3),
@@ -222,7 +198,7 @@ function wildness(r: Random): Wildness {
   };
 }
 
-function stringText(r: Random, wild: Wildness, maxPieces = 6): string {
+function stringText(r: SeededRandom, wild: Wildness, maxPieces = 6): string {
   const pieces = wild.strings ? WILD_PIECES : CANONICAL_PIECES;
   let text = '';
   const count = r.int(maxPieces + 1);
@@ -231,7 +207,7 @@ function stringText(r: Random, wild: Wildness, maxPieces = 6): string {
 }
 
 /** A number as JSON.stringify writes it, with at most 15 significant digits. */
-function canonicalNumberText(r: Random): string {
+function canonicalNumberText(r: SeededRandom): string {
   for (;;) {
     const sign = r.chance(0.3) ? '-' : '';
     const shape = r.int(4);
@@ -295,7 +271,7 @@ const WILD_NUMBERS = [
   '0.10',
 ];
 
-function numberText(r: Random, wild: Wildness): string {
+function numberText(r: SeededRandom, wild: Wildness): string {
   if (!wild.numbers || r.chance(0.4)) return canonicalNumberText(r);
   if (r.chance(0.3)) return String(r.next() * 10 ** (r.int(40) - 20));
   if (r.chance(0.2)) return `${canonicalNumberText(r)}${r.pick(['0', 'e1', '.0', '00'])}`;
@@ -341,16 +317,16 @@ const ID_FIELDS = ['product_id', 'query', 'query_id', 'sku', 'item_id', 'offer_i
 const WHITESPACE = [' ', '\n', '\t', '\r\n', '  '];
 
 /** Insignificant whitespace inside an entity, when this body has some. */
-function ws(r: Random, wild: Wildness, p = 0.05): string {
+function ws(r: SeededRandom, wild: Wildness, p = 0.05): string {
   return wild.whitespace && r.chance(p) ? r.pick(WHITESPACE) : '';
 }
 
 /** Insignificant whitespace around entities and top-level members: always allowed. */
-function outerWs(r: Random): string {
+function outerWs(r: SeededRandom): string {
   return r.chance(0.1) ? r.pick(WHITESPACE) : '';
 }
 
-function valueText(r: Random, wild: Wildness, depth: number): string {
+function valueText(r: SeededRandom, wild: Wildness, depth: number): string {
   const kind = r.int(depth > 3 ? 6 : 8);
   if (kind <= 1) return stringText(r, wild);
   if (kind === 2) return numberText(r, wild);
@@ -369,7 +345,7 @@ function valueText(r: Random, wild: Wildness, depth: number): string {
 }
 
 /** An object with random fields, then `extra` fields (JSON texts of key and value) at random places. */
-function objectText(r: Random, wild: Wildness, depth: number, extra: Array<[string, string]>): string {
+function objectText(r: SeededRandom, wild: Wildness, depth: number, extra: Array<[string, string]>): string {
   const pool = wild.keys ? WILD_KEYS : CANONICAL_KEYS;
   const fields: Array<[string, string]> = [];
   const used = new Set<string>();
@@ -388,7 +364,7 @@ function objectText(r: Random, wild: Wildness, depth: number, extra: Array<[stri
 }
 
 /** A usable id as JSON text: a string or a number. */
-function idText(r: Random, wild: Wildness): string {
+function idText(r: SeededRandom, wild: Wildness): string {
   if (wild.ids && r.chance(0.2))
     return r.pick([
       '""',
@@ -418,7 +394,7 @@ const ID_FIELD_OF: Record<string, string> = {
 };
 
 /** An upload body; canonical ones (CANONICAL) the scanner must take. */
-function bodyText(r: Random, wild: Wildness): string {
+function bodyText(r: SeededRandom, wild: Wildness): string {
   const typeName = r.pick(TYPE_NAMES);
   const idField = ID_FIELD_OF[typeName] as string;
   // Where the ids are: entity_key, the id field, or `<type>_id` when that is another field.
@@ -488,7 +464,7 @@ function bodyText(r: Random, wild: Wildness): string {
 describe('the fast path stores and answers exactly what the slow path would', () => {
   test(`canonical bodies (${RUNS}): always taken, identical`, () => {
     for (let seed = 1; seed <= RUNS; seed++) {
-      const text = bodyText(random(seed), CANONICAL);
+      const text = bodyText(seededRandom(seed), CANONICAL);
       try {
         assert.ok(checkBody(text), 'declined a canonical body');
       } catch (error) {
@@ -500,7 +476,7 @@ describe('the fast path stores and answers exactly what the slow path would', ()
   test(`wild bodies (${RUNS}): declined, or identical`, () => {
     let taken = 0;
     for (let seed = 1; seed <= RUNS; seed++) {
-      const r = random(1_000_000 + seed);
+      const r = seededRandom(1_000_000 + seed);
       const text = bodyText(r, wildness(r));
       try {
         if (checkBody(text)) taken++;

@@ -140,7 +140,8 @@ function plainQuotes(buf: Buffer): number {
   return count;
 }
 
-function isWhitespace(byte: number | undefined): boolean {
+/** JSON's insignificant whitespace. */
+export function isWhitespace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
@@ -228,9 +229,10 @@ function stringEnd(buf: Buffer, pos: number): number {
 
 /**
  * The end of the number at `pos`, or -1 unless it is one `JSON.stringify` prints exactly as
- * written (see MAX_SIGNIFICANT_DIGITS and its neighbours).
+ * written (see MAX_SIGNIFICANT_DIGITS and its neighbours): then it is also what `String(number)`
+ * writes.
  */
-function numberEnd(buf: Buffer, start: number): number {
+export function numberEnd(buf: Buffer, start: number): number {
   let pos = start;
   const negative = buf[pos] === MINUS;
   if (negative) pos++;

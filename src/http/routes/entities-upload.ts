@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
 import { type ScannedUpload, scanUpload } from '../../index/upload-scanner.js';
-import { jsonBodyParser } from '../json-body.js';
+import { installBodyScanner } from '../json-body.js';
 import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
@@ -49,21 +49,16 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
     { entity_type: Type.String(), entity_ids: Type.Array(Type.String()) },
     { title: 'EntityUploadResponse' },
   );
-  // In a plugin of its own: the body parser below applies to this route only.
+  // In a plugin of its own: its body parser applies to this route only.
   server.register(async (scope) => {
-    const parseJson = jsonBodyParser(scope);
     // The fast path: entities stored as the bytes they were sent as when that is exactly what
     // parsing and re-serialising would store (upload-scanner.ts). Any other body is parsed as on
     // every other route and goes through validation, checks and errors unchanged.
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, raw, done) => {
-      const scanned = scanUpload(raw as Buffer, app.entityTypes, config.MAX_BATCH);
-      if (scanned === undefined) {
-        parseJson(request, (raw as Buffer).toString('utf8'), done);
-        return;
-      }
+    installBodyScanner(scope, (raw) => {
+      const scanned = scanUpload(raw, app.entityTypes, config.MAX_BATCH);
+      if (scanned === undefined) return undefined;
       const scannedBody: ScannedBody = { entity_type: scanned.type.name, entities: [], [SCANNED]: scanned };
-      done(null, scannedBody);
+      return scannedBody;
     });
     scope.post<{ Body: Static<typeof body> }>(
       '/api/v1/entities/upload',
