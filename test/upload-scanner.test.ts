@@ -33,11 +33,25 @@ import { postJson, testServer } from './helpers/server.js';
 const MAX_BATCH = 5;
 const RUNS = Number(process.env.SCAN_FUZZ_RUNS ?? 3000);
 
-/** A type with declared fields (checked by its validator) and one whose id field is not `<name>_id`. */
+/**
+ * A type with declared fields: plain ones the scanner checks by their bytes, and others (with
+ * constraints, objects, arrays of arrays) it leaves to the type's validator.
+ */
 const Offer = defineEntity({
   name: 'offer',
-  fields: { price: Type.Number(), tags: Type.Array(Type.String()) },
+  fields: {
+    price: Type.Number(),
+    count: Type.Integer({ description: 'an annotation' }),
+    flag: Type.Boolean({ default: false }),
+    note: Type.Union([Type.String(), Type.Null()]),
+    tags: Type.Array(Type.String(), { default: [] }),
+    scores: Type.Array(Type.Union([Type.Number(), Type.Null()])),
+    ref: Type.String({ minLength: 2 }),
+    meta: Type.Object({ a: Type.Number() }),
+    grid: Type.Array(Type.Array(Type.Integer())),
+  },
 });
+/** A type whose id field is not `<name>_id`. */
 const Item = defineEntity({ name: 'item', idField: 'sku' });
 const app = defineApp({ entities: [Offer, Item] });
 
@@ -393,9 +407,30 @@ const ID_FIELD_OF: Record<string, string> = {
   offer: 'offer_id',
 };
 
+/** Offer's declared fields: a valid value, and values of the wrong type or shape. */
+const OFFER_FIELDS: Array<[string, (r: SeededRandom, wild: Wildness) => string, string[]]> = [
+  ['price', numberText, ['"cheap"', 'null', 'true', '[]']],
+  ['count', (r) => String(r.int(1000) - 500), ['1.5', '-0.25', '"1"', '100000000000000000000.5']],
+  ['flag', (r) => r.pick(['true', 'false']), ['0', '"true"', 'null']],
+  ['note', (r, wild) => (r.chance(0.3) ? 'null' : stringText(r, wild)), ['1', 'false', '[]']],
+  [
+    'tags',
+    (r, wild) => `[${Array.from({ length: r.int(3) }, () => stringText(r, wild)).join(',')}]`,
+    ['[1]', '["a",null]', '"a"', '[["a"]]', '[{}]'],
+  ],
+  [
+    'scores',
+    (r) =>
+      `[${Array.from({ length: r.int(4) }, () => (r.chance(0.2) ? 'null' : canonicalNumberText(r))).join(',')}]`,
+    ['["1"]', '[true]', '[[1]]', '{}'],
+  ],
+  ['ref', (r) => `"c${r.int(100)}"`, ['"c"', '""', '5']],
+  ['meta', (r) => `{"a":${canonicalNumberText(r)}}`, ['{"a":"x"}', '{}', '[]']],
+  ['grid', (r) => `[[${r.int(9)}],[]]`, ['[[1.5]]', '[1]', '[["x"]]']],
+];
+
 /** An upload body; canonical ones (CANONICAL) the scanner must take. */
-function bodyText(r: SeededRandom, wild: Wildness): string {
-  const typeName = r.pick(TYPE_NAMES);
+function bodyText(r: SeededRandom, wild: Wildness, typeName = r.pick(TYPE_NAMES)): string {
   const idField = ID_FIELD_OF[typeName] as string;
   // Where the ids are: entity_key, the id field, or `<type>_id` when that is another field.
   const mode = r.int(3);
@@ -414,12 +449,10 @@ function bodyText(r: SeededRandom, wild: Wildness): string {
     // Sometimes the id field as well, holding its own value.
     if (r.chance(0.2) && !extra.some(([key]) => key === `"${idField}"`))
       extra.push([`"${idField}"`, idText(r, wild)]);
-    if (typeName === 'offer') {
-      if (r.chance(0.7))
-        extra.push(['"price"', wild.declared && r.chance(0.3) ? '"cheap"' : numberText(r, wild)]);
-      if (r.chance(0.5))
-        extra.push(['"tags"', wild.declared && r.chance(0.3) ? '[1]' : `[${stringText(r, wild)}]`]);
-    }
+    if (typeName === 'offer')
+      for (const [field, good, bad] of OFFER_FIELDS)
+        if (r.chance(0.4))
+          extra.push([`"${field}"`, wild.declared && r.chance(0.3) ? r.pick(bad) : good(r, wild)]);
     if (wild.keys && r.chance(0.1)) extra.push([`"${r.pick(ID_FIELDS)}"`, idText(r, wild)]);
     let entity = objectText(r, wild, 1, extra);
     if (wild.deep && r.chance(0.3)) {
@@ -471,6 +504,19 @@ describe('the fast path stores and answers exactly what the slow path would', ()
         assert.fail(`seed ${seed}: ${(error as Error).message}\nbody: ${text.slice(0, 2000)}`);
       }
     }
+  });
+
+  test(`declared fields (${RUNS}): offers whose declared fields are right or wrong, declined or identical`, () => {
+    let taken = 0;
+    for (let seed = 1; seed <= RUNS; seed++) {
+      const text = bodyText(seededRandom(2_000_000 + seed), { ...CANONICAL, declared: true }, 'offer');
+      try {
+        if (checkBody(text)) taken++;
+      } catch (error) {
+        assert.fail(`seed ${2_000_000 + seed}: ${(error as Error).message}\nbody: ${text.slice(0, 2000)}`);
+      }
+    }
+    assert.ok(taken > RUNS / 5, `only ${taken} of ${RUNS} bodies were taken`);
   });
 
   test(`wild bodies (${RUNS}): declined, or identical`, () => {

@@ -91,6 +91,34 @@ function keyHash(buf: Buffer, start: number, end: number): number {
   );
 }
 
+/** Words (4 bytes) per call of {@link quotesInWords}. */
+const WORDS_PER_BLOCK = 1024;
+
+/**
+ * {@link plainQuotes} over the words `[from, to)` of `view` (whose first byte is body byte
+ * `head`): appends the quotes' positions to `scratch.quotes` after the `count` found so far and
+ * returns the new count, or -1 at a byte below 0x20 or a backslash.
+ */
+function quotesInWords(view: Int32Array, from: number, to: number, head: number, count: number): number {
+  let quotes = scratch.quotes;
+  let refused = 0;
+  for (let i = from; i < to; i++) {
+    const word = view[i] as number;
+    const backslashes = word ^ 0x5c5c5c5c;
+    refused |= ((word - 0x20202020) & ~word) | ((backslashes - 0x01010101) & ~backslashes);
+    const quoteBytes = word ^ 0x22222222;
+    if (((quoteBytes - 0x01010101) & ~quoteBytes & 0x80808080) === 0) continue;
+    if (count + 5 > quotes.length) quotes = scratch.quotes = grown(quotes, count + 5);
+    // Little-endian: the word's lowest byte comes first in the body.
+    const at = head + i * 4;
+    if ((quoteBytes & 0xff) === 0) quotes[count++] = at;
+    if ((quoteBytes & 0xff00) === 0) quotes[count++] = at + 1;
+    if ((quoteBytes & 0xff0000) === 0) quotes[count++] = at + 2;
+    if ((quoteBytes & 0xff000000) === 0) quotes[count++] = at + 3;
+  }
+  return (refused & 0x80808080) === 0 ? count : -1;
+}
+
 /**
  * For a body with no byte below 0x20 and no backslash (most: no whitespace, no escapes), where
  * therefore every quote opens or closes a string: the positions of all its quotes, in
@@ -113,22 +141,13 @@ function plainQuotes(buf: Buffer): number {
     if (byte === QUOTE) quotes[count++] = i;
   }
   const view = new Int32Array(buf.buffer, aligned, words);
-  let refused = 0;
-  for (let i = 0; i < words; i++) {
-    const word = view[i] as number;
-    const backslashes = word ^ 0x5c5c5c5c;
-    refused |= ((word - 0x20202020) & ~word) | ((backslashes - 0x01010101) & ~backslashes);
-    const quoteBytes = word ^ 0x22222222;
-    if (((quoteBytes - 0x01010101) & ~quoteBytes & 0x80808080) === 0) continue;
-    if (count + 5 > quotes.length) quotes = scratch.quotes = grown(quotes, count + 5);
-    // Little-endian: the word's lowest byte comes first in the body.
-    const at = head + i * 4;
-    if ((quoteBytes & 0xff) === 0) quotes[count++] = at;
-    if ((quoteBytes & 0xff00) === 0) quotes[count++] = at + 1;
-    if ((quoteBytes & 0xff0000) === 0) quotes[count++] = at + 2;
-    if ((quoteBytes & 0xff000000) === 0) quotes[count++] = at + 3;
-  }
-  if ((refused & 0x80808080) !== 0) return -1;
+  // In blocks, through a small function called many times: one call over the whole body would be
+  // compiled on-stack with no type feedback for what follows its loop, and deoptimize on every
+  // request (seen with --trace-deopt), leaving most of the loop to the interpreter.
+  for (let from = 0; from < words && count !== -1; from += WORDS_PER_BLOCK)
+    count = quotesInWords(view, from, Math.min(from + WORDS_PER_BLOCK, words), head, count);
+  if (count === -1) return -1;
+  quotes = scratch.quotes;
   for (let i = tail; i < buf.length; i++) {
     const byte = buf[i] as number;
     if (byte < 0x20 || byte === BACKSLASH) return -1;
@@ -159,8 +178,11 @@ interface TypePlan {
   readonly fallbackField: KeyBytes;
   /** `,"<idField>":`, spliced in before the closing brace when the id came from another field. */
   readonly idFieldInsert: Buffer;
-  /** The type's declared fields; each entity's values for them are checked with the type's validator. */
-  readonly declared: ReadonlyArray<KeyBytes & { readonly name: string }>;
+  /**
+   * The type's declared fields. Those whose schema is a simple one carry a `check` of the value's
+   * bytes; the others are parsed and checked with the type's validator.
+   */
+  readonly declared: ReadonlyArray<DeclaredField>;
 }
 
 /**
@@ -176,6 +198,82 @@ function keyBytesOf(name: string): KeyBytes | undefined {
   return { bytes, hash: keyHash(bytes, 0, bytes.length) };
 }
 
+/** A declared field of a type, as the scanner checks it. */
+interface DeclaredField extends KeyBytes {
+  readonly name: string;
+  /** Whether the value at `[start, end)` (already known to be valid JSON) passes the field's schema. */
+  readonly check: ValueCheck | undefined;
+}
+
+type ValueCheck = (buf: Buffer, start: number, end: number) => boolean;
+
+/** Schema keywords that only annotate: the validator ignores them. */
+const ANNOTATIONS = new Set(['default', 'description', 'title', 'examples', '$comment', 'deprecated']);
+
+/**
+ * A check of a value's bytes equivalent to the validator's check of the parsed value, for the
+ * plain schemas apps declare most (`Type.String()`, `Number`, `Integer`, `Boolean`, `Null`, unions
+ * of them, arrays of them, with annotations such as `default`); undefined for any other schema
+ * (constraints, formats, objects, ...), whose values are parsed and given to the validator.
+ * Parsing each value costs as much as the rest of the scan.
+ */
+function valueCheckOf(schema: unknown, inArray = false): ValueCheck | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const fields = schema as Record<string, unknown>;
+  const keys = Object.keys(fields).filter((key) => !ANNOTATIONS.has(key));
+  if (keys.length === 1 && keys[0] === 'anyOf' && Array.isArray(fields.anyOf)) {
+    const checks = fields.anyOf.map((member) => valueCheckOf(member, inArray));
+    if (checks.length === 0 || checks.some((check) => check === undefined)) return undefined;
+    return (buf, start, end) => checks.some((check) => (check as ValueCheck)(buf, start, end));
+  }
+  if (keys.length === 1 && keys[0] === 'type') {
+    if (fields.type === 'string') return (buf, start) => buf[start] === QUOTE;
+    if (fields.type === 'number') return (buf, start) => isNumberStart(buf[start]);
+    // Accepted numbers have no exponent: an integer is one without a fraction.
+    if (fields.type === 'integer')
+      return (buf, start, end) => isNumberStart(buf[start]) && !hasDot(buf, start, end);
+    if (fields.type === 'boolean') return (buf, start) => buf[start] === LOWER_T || buf[start] === LOWER_F;
+    if (fields.type === 'null') return (buf, start) => buf[start] === LOWER_N;
+    return undefined;
+  }
+  // Arrays of the kinds above only (not of arrays or objects: walking those is left to the parser).
+  if (!inArray && keys.length === 2 && fields.type === 'array' && 'items' in fields) {
+    const item = valueCheckOf(fields.items, true);
+    if (item === undefined) return undefined;
+    return (buf, start, end) => buf[start] === LBRACKET && everyItem(buf, start, end, item);
+  }
+  return undefined;
+}
+
+function hasDot(buf: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i] === DOT) return true;
+  return false;
+}
+
+function isNumberStart(byte: number | undefined): boolean {
+  return byte === MINUS || (byte !== undefined && byte >= ZERO && byte <= NINE);
+}
+
+/** Whether every item of the compact, valid JSON array at `[start, end)` is a scalar passing `check`. */
+function everyItem(buf: Buffer, start: number, end: number, check: ValueCheck): boolean {
+  let pos = start + 1;
+  if (buf[pos] === RBRACKET) return true;
+  while (pos < end) {
+    const byte = buf[pos];
+    if (byte === LBRACE || byte === LBRACKET) return false;
+    let itemEnd: number;
+    if (byte === QUOTE) itemEnd = stringEnd(buf, pos) + 1;
+    else {
+      itemEnd = pos + 1;
+      while (buf[itemEnd] !== COMMA && buf[itemEnd] !== RBRACKET) itemEnd++;
+    }
+    if (!check(buf, pos, itemEnd)) return false;
+    // The comma, or the closing bracket.
+    pos = itemEnd + 1;
+  }
+  return true;
+}
+
 /** Plans by type; `null` for a type whose field names the fast path cannot handle. */
 const plans = new WeakMap<EntityType, TypePlan | null>();
 
@@ -184,12 +282,12 @@ function planFor(type: EntityType): TypePlan | null {
   if (plan !== undefined) return plan;
   const idField = keyBytesOf(type.idField);
   const fallbackField = keyBytesOf(`${type.name}_id`);
-  const declared: Array<KeyBytes & { name: string }> = [];
+  const declared: DeclaredField[] = [];
   let eligible = idField !== undefined && fallbackField !== undefined;
   for (const name of Object.keys(type.fields)) {
     const bytes = keyBytesOf(name);
     if (bytes === undefined) eligible = false;
-    else declared.push({ ...bytes, name });
+    else declared.push({ ...bytes, name, check: valueCheckOf(type.fields[name]) });
   }
   plan =
     eligible && idField && fallbackField
@@ -645,17 +743,26 @@ class Scan {
     return undefined;
   }
 
-  /** The declared fields of entity `e` pass the type's validator (only they are checked by it). */
+  /**
+   * Whether the declared fields of entity `e` pass the type's validator, which checks nothing else
+   * (every declared field is optional, other fields are allowed): simple ones by their bytes, the
+   * others parsed and given to the validator.
+   */
   declaredFieldsPass(e: number, plan: TypePlan): boolean {
-    const values: Record<string, unknown> = {};
+    let parsed: Record<string, unknown> | undefined;
     for (const field of plan.declared) {
       const k = this.findKey(e, field);
       if (k === -1) continue;
-      values[field.name] = JSON.parse(
-        this.buf.toString('utf8', this.entityKeys[k + 3] as number, this.entityKeys[k + 4] as number),
-      );
+      const start = this.entityKeys[k + 3] as number;
+      const end = this.entityKeys[k + 4] as number;
+      if (field.check !== undefined) {
+        if (!field.check(this.buf, start, end)) return false;
+        continue;
+      }
+      parsed ??= {};
+      parsed[field.name] = JSON.parse(this.buf.toString('utf8', start, end));
     }
-    return plan.type.uploadValidator.Check(values);
+    return parsed === undefined || plan.type.uploadValidator.Check(parsed);
   }
 }
 
