@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { EntityType } from '../entities/define-entity.js';
 import { MAX_ENTITY_ID_LENGTH } from './entity-index.js';
 import { isWhitespace, numberEnd } from './upload-scanner.js';
@@ -21,82 +21,96 @@ export function scanIdList(
   maxBatch: number,
 ): { entity_type: string; entity_ids: string[] } | undefined {
   if (!isUtf8(body)) return undefined;
-  let pos = 0;
-  const skip = () => {
-    while (isWhitespace(body[pos])) pos++;
-  };
-  /** The end (closing quote) of a string at pos without escapes or control characters, or -1. */
-  const stringEnd = () => {
-    for (let at = pos + 1; at < body.length; at++) {
-      const byte = body[at] as number;
-      if (byte === 0x22) return at;
-      if (byte === 0x5c || byte < 0x20) return -1;
-    }
-    return -1;
-  };
+  // An ASCII body is decoded once, and each id is a slice of that text (character and byte
+  // positions agree): far cheaper than decoding a thousand ids one by one.
+  const text = isAscii(body) ? body.toString('latin1') : undefined;
   let entityType: string | undefined;
   let ids: string[] | undefined;
-  skip();
-  if (body[pos] !== 0x7b) return undefined;
+  let pos = skipWhitespace(body, 0);
+  if (body[pos] !== LBRACE) return undefined;
   pos++;
   for (;;) {
-    skip();
-    if (body[pos] !== 0x22) return undefined;
-    const keyEnd = stringEnd();
+    pos = skipWhitespace(body, pos);
+    if (body[pos] !== QUOTE) return undefined;
+    const keyEnd = plainStringEnd(body, pos);
     if (keyEnd === -1) return undefined;
     const key = body.toString('latin1', pos + 1, keyEnd);
-    pos = keyEnd + 1;
-    skip();
-    if (body[pos] !== 0x3a) return undefined;
-    pos++;
-    skip();
+    pos = skipWhitespace(body, keyEnd + 1);
+    if (body[pos] !== COLON) return undefined;
+    pos = skipWhitespace(body, pos + 1);
     if (key === 'entity_type' && entityType === undefined) {
-      if (body[pos] !== 0x22) return undefined;
-      const end = stringEnd();
+      if (body[pos] !== QUOTE) return undefined;
+      const end = plainStringEnd(body, pos);
       if (end === -1) return undefined;
       // Type names are [a-z0-9_]: a name spelled any other way is simply unknown here.
       entityType = body.toString('latin1', pos + 1, end);
       if (!types.has(entityType)) return undefined;
       pos = end + 1;
     } else if (key === 'entity_ids' && ids === undefined) {
-      if (body[pos] !== 0x5b) return undefined;
-      pos++;
-      skip();
+      if (body[pos] !== LBRACKET) return undefined;
+      pos = skipWhitespace(body, pos + 1);
       ids = [];
-      if (body[pos] === 0x5d) pos++;
+      if (body[pos] === RBRACKET) pos++;
       else {
         for (;;) {
           if (ids.length === maxBatch) return undefined;
-          if (body[pos] === 0x22) {
-            const end = stringEnd();
+          let start: number;
+          let end: number;
+          if (body[pos] === QUOTE) {
+            start = pos + 1;
+            end = plainStringEnd(body, pos);
             // Over MAX_ENTITY_ID_LENGTH bytes may still be few enough characters: the schema decides.
-            if (end === -1 || end === pos + 1 || end - pos - 1 > MAX_ENTITY_ID_LENGTH) return undefined;
-            ids.push(body.toString('utf8', pos + 1, end));
+            if (end === -1 || end === start || end - start > MAX_ENTITY_ID_LENGTH) return undefined;
             pos = end + 1;
           } else {
-            const end = numberEnd(body, pos);
+            start = pos;
+            end = numberEnd(body, pos);
             if (end === -1) return undefined;
-            ids.push(body.toString('latin1', pos, end));
             pos = end;
           }
-          skip();
+          ids.push(text === undefined ? body.toString('utf8', start, end) : text.slice(start, end));
+          pos = skipWhitespace(body, pos);
           const byte = body[pos];
           pos++;
-          if (byte === 0x5d) break;
-          if (byte !== 0x2c) return undefined;
-          skip();
+          if (byte === RBRACKET) break;
+          if (byte !== COMMA) return undefined;
+          pos = skipWhitespace(body, pos);
         }
       }
     } else {
       return undefined;
     }
-    skip();
+    pos = skipWhitespace(body, pos);
     const byte = body[pos];
     pos++;
-    if (byte === 0x7d) break;
-    if (byte !== 0x2c) return undefined;
+    if (byte === RBRACE) break;
+    if (byte !== COMMA) return undefined;
   }
-  skip();
+  pos = skipWhitespace(body, pos);
   if (pos !== body.length || entityType === undefined || ids === undefined) return undefined;
   return { entity_type: entityType, entity_ids: ids };
+}
+
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+
+function skipWhitespace(body: Buffer, from: number): number {
+  let pos = from;
+  while (isWhitespace(body[pos])) pos++;
+  return pos;
+}
+
+/** The closing quote of the string at `pos` if it has no escape or control character, else -1. */
+function plainStringEnd(body: Buffer, pos: number): number {
+  for (let at = pos + 1; at < body.length; at++) {
+    const byte = body[at] as number;
+    if (byte === QUOTE) return at;
+    if (byte === 0x5c || byte < 0x20) return -1;
+  }
+  return -1;
 }
