@@ -17,6 +17,7 @@ import { createStores } from '../redis/stores.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
 import { installErrorHandling } from './error-handler.js';
+import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
@@ -78,6 +79,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   server.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
+  installJsonBodyParser(server);
 
   const metrics = config.METRICS_ENABLED
     ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })

@@ -16,6 +16,11 @@ export function encodeEntity(json: string, codec: IndexCodec): string | Buffer {
   return codec === 'lz4' ? compressFrameSync(Buffer.from(json)) : json;
 }
 
+/** {@link encodeEntity} for JSON already held as UTF-8 bytes (the upload fast path): stored as they are, or in an LZ4 frame. */
+export function encodeEntityBytes(json: Buffer, codec: IndexCodec): Buffer {
+  return codec === 'lz4' ? compressFrameSync(json) : json;
+}
+
 /**
  * Decodes a stored value to its JSON as UTF-8 bytes. An LZ4 frame is recognised by its magic
  * bytes (JSON text cannot start with byte 0x04), so a Redis filled by the predecessor reads

@@ -8,7 +8,7 @@ import {
 import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
-import { decodeEntityBytes, encodeEntity, type IndexCodec } from './codec.js';
+import { decodeEntityBytes, encodeEntity, encodeEntityBytes, type IndexCodec } from './codec.js';
 
 /** Longest accepted entity id, in characters. */
 export const MAX_ENTITY_ID_LENGTH = 4096;
@@ -108,6 +108,22 @@ export class EntityIndex {
         problems,
         `${problems.length === 1 ? 'One entity is' : 'Some entities are'} invalid; nothing was written`,
       );
+    }
+    return { ids, entries };
+  }
+
+  /**
+   * {@link prepare} for entities already checked and serialised elsewhere (the upload route's fast
+   * path, `upload-scanner.ts`): `jsons[i]` is the compact JSON of the entity with id `ids[i]`,
+   * exactly what {@link prepare} would have made of it. Nothing is checked here.
+   */
+  prepareEncoded(type: EntityType, ids: string[], jsons: readonly Buffer[]): PreparedEntities {
+    const entries = new Array<[string, Buffer]>(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      entries[i] = [
+        this.#keys.entity(type.name, ids[i] as string),
+        encodeEntityBytes(jsons[i] as Buffer, this.#codec),
+      ];
     }
     return { ids, entries };
   }

@@ -130,6 +130,19 @@ export class RedisConnection {
    */
   async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
     if (entries.length === 0) return;
+    if (this.mode === 'single') {
+      // One group, so one command built in one pass: an upload's MSET has thousands of arguments,
+      // and every intermediate array of them is garbage to collect.
+      const command = new Array<string | Buffer>(1 + 2 * entries.length);
+      command[0] = 'MSET';
+      for (let i = 0; i < entries.length; i++) {
+        const [key, value] = entries[i] as readonly [string, string | Buffer];
+        command[1 + 2 * i] = key;
+        command[2 + 2 * i] = value;
+      }
+      await this.#run(() => this.#transport.send(entries[0]?.[0], false, command), 'mset');
+      return;
+    }
     await this.#writeGroups(
       entries.map(([key]) => key),
       (group) => this.#transport.send(group.keys[0], false, ['MSET', ...flatPairs(entries, group)]),

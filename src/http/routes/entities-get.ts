@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
+import { scanIdList } from '../../index/id-list-scanner.js';
+import { installBodyScanner } from '../json-body.js';
 import {
   EntityObjectSchema,
   entityIdsSchema,
@@ -23,29 +25,79 @@ export function registerEntityGetRoute(server: FastifyInstance, { app, config, i
     },
     { title: 'EntityGetResponse' },
   );
-  server.post<{ Body: Static<typeof body> }>(
-    '/api/v1/entities/get',
-    {
-      schema: {
-        operationId: 'entities_get',
-        summary: 'Read entities from the index',
-        description: 'One Redis MGET. Entities come back exactly as stored; ids not found are omitted.',
-        tags: ['index'],
-        body,
-        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+  // In a plugin of its own: its body parser applies to this route only.
+  server.register(async (scope) => {
+    // A list of ids read straight from the bytes (id-list-scanner.ts); any other body is parsed as usual.
+    installBodyScanner(scope, (raw) => scanIdList(raw, app.entityTypes, config.MAX_BATCH));
+    scope.post<{ Body: Static<typeof body> }>(
+      '/api/v1/entities/get',
+      {
+        schema: {
+          operationId: 'entities_get',
+          summary: 'Read entities from the index',
+          description: 'One Redis MGET. Entities come back exactly as stored; ids not found are omitted.',
+          tags: ['index'],
+          body,
+          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+        },
       },
-    },
-    async (request, reply) => {
-      const type = entityTypeOf(app, request.body.entity_type);
-      const found = await index.getBytes(type, idsAsStrings(request.body.entity_ids));
-      // Stored values are already JSON: splice their bytes in rather than parse and re-serialize.
-      const parts: Buffer[] = [Buffer.from(`{"entity_type":${JSON.stringify(type.name)},"entities":{`)];
-      for (let i = 0; i < found.length; i++) {
-        const [id, entity] = found[i] as [string, Buffer];
-        parts.push(Buffer.from(`${i === 0 ? '' : ','}${JSON.stringify(id)}:`), entity);
-      }
-      parts.push(Buffer.from('}}'));
-      return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
-    },
-  );
+      async (request, reply) => {
+        const type = entityTypeOf(app, request.body.entity_type);
+        const found = await index.getBytes(type, idsAsStrings(request.body.entity_ids));
+        return reply.type('application/json; charset=utf-8').send(entitiesBody(type.name, found));
+      },
+    );
+  });
+}
+
+/**
+ * The answer `{"entity_type":…,"entities":{"<id>":<entity>,…}}`, written into one buffer of its
+ * exact size: stored values are already JSON, so their bytes are copied in rather than parsed and
+ * re-serialised, and ids that need no escaping are written byte by byte. (Building it from a
+ * `Buffer.from` per id and a `Buffer.concat` cost a fifth of a get.)
+ */
+function entitiesBody(typeName: string, found: ReadonlyArray<readonly [id: string, json: Buffer]>): Buffer {
+  const head = `{"entity_type":${JSON.stringify(typeName)},"entities":{`;
+  // Ids that are not plain ASCII needing no escape, as JSON strings; undefined for the others.
+  const escaped = new Array<string | undefined>(found.length);
+  let size = Buffer.byteLength(head) + 2;
+  for (let i = 0; i < found.length; i++) {
+    const [id, json] = found[i] as readonly [string, Buffer];
+    if (isPlainAscii(id)) size += id.length + 2;
+    else {
+      const text = JSON.stringify(id);
+      escaped[i] = text;
+      size += Buffer.byteLength(text);
+    }
+    size += (i === 0 ? 1 : 2) + json.length;
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = out.write(head, 0);
+  for (let i = 0; i < found.length; i++) {
+    const [id, json] = found[i] as readonly [string, Buffer];
+    if (i > 0) out[at++] = 0x2c;
+    const text = escaped[i];
+    if (text === undefined) {
+      out[at++] = 0x22;
+      for (let k = 0; k < id.length; k++) out[at++] = id.charCodeAt(k);
+      out[at++] = 0x22;
+    } else {
+      at += out.write(text, at);
+    }
+    out[at++] = 0x3a;
+    out.set(json, at);
+    at += json.length;
+  }
+  out[at++] = 0x7d;
+  out[at++] = 0x7d;
+  return out;
+}
+
+/** Whether `id` is ASCII that JSON.stringify writes as is (no quote, backslash or control character). */
+function isPlainAscii(id: string): boolean {
+  for (let k = 0; k < id.length; k++) {
+    const code = id.charCodeAt(k);
+    if (code < 0x20 || code > 0x7f || code === 0x22 || code === 0x5c) return false;
+  }
+  return true;
 }

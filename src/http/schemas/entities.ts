@@ -39,6 +39,8 @@ export function entityTypeOf(app: RankdApp, name: string): EntityType {
 /** Ids as strings, in order; an id with an unpaired surrogate is a 422 (it would address another id's key). */
 export function idsAsStrings(ids: ReadonlyArray<string | number>): string[] {
   const strings = ids.map(String);
+  // Most lists hold no surrogate at all, paired or not: one test over all of them says so.
+  if (!/[\uD800-\uDFFF]/.test(strings.join(''))) return strings;
   const problems = strings.flatMap((id, i) =>
     hasUnpairedSurrogate(id)
       ? [
