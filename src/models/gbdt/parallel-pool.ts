@@ -32,10 +32,17 @@ export interface ParallelPoolOptions {
   readonly onFailure: (reason: string) => void;
 }
 
+/**
+ * How a wait for a job ends: `done`, every chunk finished; `failed`, the pool failed or closed
+ * first (some chunk may never finish: the caller scores the batch itself); `late`, the given time
+ * passed first (the caller may score the unfinished chunks itself).
+ */
+export type JobOutcome = 'done' | 'failed' | 'late';
+
 /** A job the calling thread waits for, and how to tell it the outcome. */
 interface Pending {
   readonly job: ParallelJob;
-  readonly settle: (completed: boolean) => void;
+  readonly settle: (outcome: JobOutcome) => void;
 }
 
 /**
@@ -62,7 +69,7 @@ export class ParallelPool {
     const workerData: ParallelWorkerData = { layout: options.layout };
     this.#workers = Array.from({ length: options.workers }, (_, i) => {
       const worker = startWorker({ workerData, name: `rankd-gbdt-${i + 1}` });
-      worker.on('message', (id: number) => this.#settle(id, true));
+      worker.on('message', (id: number) => this.#settle(id, 'done'));
       worker.on('error', (error) => this.#fail(`a scoring thread failed: ${error.message}`));
       worker.on('messageerror', (error) =>
         this.#fail(`a scoring thread sent a bad message: ${error.message}`),
@@ -97,32 +104,39 @@ export class ParallelPool {
   }
 
   /**
-   * Resolves true once every chunk of `job` is finished, or false when the pool failed or closed
-   * first (some chunk may never be): then the caller must score the batch itself. Call it right
-   * after taking chunks, in the same synchronous run: the "done" message cannot be handled before.
+   * Waits for `job` (see {@link JobOutcome}); `lateAfterMs` bounds the wait. Call it right after
+   * taking chunks, in the same synchronous run: the "done" message cannot be handled before.
    */
-  wait(job: ParallelJob): Promise<boolean> {
-    if (jobDone(job)) return Promise.resolve(true);
-    if (this.#state !== 'open') return Promise.resolve(false);
+  wait(job: ParallelJob, lateAfterMs?: number): Promise<JobOutcome> {
+    if (jobDone(job)) return Promise.resolve('done');
+    if (this.#state !== 'open') return Promise.resolve('failed');
     return new Promise((resolve) => {
       // Ref'd while the caller awaits: nothing else may keep the event loop alive meanwhile.
       if (this.#pending.size === 0) for (const worker of this.#workers) worker.ref();
-      this.#pending.set(job.id, { job, settle: resolve });
+      const timer =
+        lateAfterMs === undefined ? undefined : setTimeout(() => this.#settle(job.id, 'late'), lateAfterMs);
+      this.#pending.set(job.id, {
+        job,
+        settle: (outcome) => {
+          clearTimeout(timer);
+          resolve(outcome);
+        },
+      });
     });
   }
 
-  #settle(id: number, completed: boolean): void {
+  #settle(id: number, outcome: JobOutcome): void {
     const pending = this.#pending.get(id);
     // A job the caller saw finished itself has no entry: its "done" message is expected, and ignored.
     if (pending === undefined) return;
     this.#pending.delete(id);
     if (this.#pending.size === 0) for (const worker of this.#workers) worker.unref();
-    pending.settle(completed);
+    pending.settle(outcome === 'late' && jobDone(pending.job) ? 'done' : outcome);
   }
 
-  /** Answers every waiting job: completed if its chunks all finished, else not. */
+  /** Answers every waiting job: done if its chunks all finished, else failed. */
   #settleAll(): void {
-    for (const [id, { job }] of [...this.#pending]) this.#settle(id, jobDone(job));
+    for (const [id, { job }] of [...this.#pending]) this.#settle(id, jobDone(job) ? 'done' : 'failed');
   }
 
   #fail(reason: string): void {

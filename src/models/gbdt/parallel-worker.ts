@@ -18,5 +18,5 @@ if (port === null) throw new Error('parallel-worker.js runs as a worker thread, 
 const { layout } = workerData as ParallelWorkerData;
 
 port.on('message', (job: ParallelJob) => {
-  if (workOn(layout, job)) port.postMessage(job.id);
+  if (workOn(layout, job).finishedLast) port.postMessage(job.id);
 });

@@ -152,6 +152,11 @@ export class TreeEnsemble {
       throw new RangeError(`the input or sums of ${rows} rows are too short`);
     }
     this.columns.fill(matrix, rows, cols, input);
+    this.startSums(acc, rows);
+  }
+
+  /** Sets `acc[0..rows)` to the base score, where {@link startBatch} starts every row's sum. */
+  startSums(acc: LayoutSums, rows: number): void {
     acc.fill(this.baseMargin, 0, rows);
   }
 
