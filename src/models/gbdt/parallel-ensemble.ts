@@ -153,7 +153,7 @@ export class ParallelEnsemble {
     this.stats.parallel++;
     pool.post(job);
     const started = performance.now();
-    const { taken } = workOn(ensemble.flat, job);
+    const { taken } = workOn(ensemble.kernel, job);
     // Done already when this thread finished the last chunk: no need to wait a turn of the event loop.
     if (jobDone(job)) return this.#finish(job, buffers);
     const perChunkMs = taken > 0 ? (performance.now() - started) / taken : 0;
@@ -163,7 +163,7 @@ export class ParallelEnsemble {
       this.stats.reclaimed++;
       const own = sumsArray(ensemble.flat, rows);
       ensemble.startSums(own, rows);
-      return this.#finish(job, buffers, reclaimLate(ensemble.flat, job, own), own);
+      return this.#finish(job, buffers, reclaimLate(ensemble.kernel, job, own), own);
     });
   }
 

@@ -1,4 +1,4 @@
-import { addTrees, type FlatLayout, type LayoutInput, type LayoutSums } from './flat-layout.js';
+import { addTrees, type KernelLayout, type LayoutInput, type LayoutSums } from './flat-layout.js';
 
 /** Index in {@link ParallelJob.control} of the next chunk to take. */
 const NEXT = 0;
@@ -45,7 +45,7 @@ export function newControl(chunks: number): Int32Array {
 }
 
 /** Adds every tree to the rows of chunk `chunk` of `job`, in `acc` (whose row 0 is the job's row 0). */
-function scoreChunk(layout: FlatLayout, job: ParallelJob, chunk: number, acc: LayoutSums): void {
+function scoreChunk(layout: KernelLayout, job: ParallelJob, chunk: number, acc: LayoutSums): void {
   const { width, chunkRows } = job;
   const start = chunk * chunkRows;
   const end = Math.min(job.rows, start + chunkRows);
@@ -75,7 +75,7 @@ function finish(job: ParallelJob, chunk: number, by: number): number {
  * Returns how many chunks this thread took and whether it finished the job's last one: that
  * thread, and only it, reports the job done.
  */
-export function workOn(layout: FlatLayout, job: ParallelJob): { taken: number; finishedLast: boolean } {
+export function workOn(layout: KernelLayout, job: ParallelJob): { taken: number; finishedLast: boolean } {
   let taken = 0;
   let finishedLast = false;
   for (;;) {
@@ -100,7 +100,7 @@ export function jobDone(job: ParallelJob): boolean {
  * Returns the chunks claimed: their rows' sums are in `own`, and their taker may still be writing
  * into `job.acc`, which must then not be reused. After it, the job is done.
  */
-export function reclaimLate(layout: FlatLayout, job: ParallelJob, own: LayoutSums): number[] {
+export function reclaimLate(layout: KernelLayout, job: ParallelJob, own: LayoutSums): number[] {
   const claimed: number[] = [];
   for (let chunk = 0; chunk < job.chunks; chunk++) {
     if (Atomics.load(job.control, STATES + chunk) !== PENDING) continue;

@@ -52,8 +52,8 @@ interface Pending {
  * (else a script awaiting its scores could exit under it).
  *
  * A worker that fails or exits unasked fails the pool: the others are stopped, the jobs not yet
- * finished are answered "not completed" (the caller then scores the batch itself) and the pool
- * takes no more jobs. A failure is never a hang: a chunk taken by a thread that died is never
+ * finished are answered `failed` (the caller then scores the unfinished chunks itself) and the
+ * pool takes no more jobs. A failure is never a hang: a chunk taken by a thread that died is never
  * finished, so its job is answered by the exit, not by the count of finished chunks.
  */
 export class ParallelPool {
@@ -155,7 +155,7 @@ export class ParallelPool {
     return this.#closed;
   }
 
-  /** Stops the workers; jobs still waiting are answered "not completed". */
+  /** Stops the workers; jobs still waiting are answered `failed` unless all their chunks are finished. */
   close(): Promise<void> {
     if (this.#state === 'open') this.#state = 'closed';
     this.#settleAll();

@@ -5,7 +5,7 @@
  * so a job it reads late (all its chunks taken already) costs it one atomic add.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { FlatLayout } from './flat-layout.js';
+import { type FlatLayout, kernelLayout } from './flat-layout.js';
 import { type ParallelJob, workOn } from './parallel-job.js';
 
 /** What the pool passes as `workerData`. */
@@ -15,7 +15,8 @@ export interface ParallelWorkerData {
 
 const port = parentPort;
 if (port === null) throw new Error('parallel-worker.js runs as a worker thread, not as a program');
-const { layout } = workerData as ParallelWorkerData;
+// The kernels read plain copies of the per-step arrays, as on the calling thread (see kernelLayout).
+const layout = kernelLayout((workerData as ParallelWorkerData).layout);
 
 port.on('message', (job: ParallelJob) => {
   if (workOn(layout, job).finishedLast) port.postMessage(job.id);

@@ -1,4 +1,12 @@
-import { addTrees, type FlatLayout, inputArray, type LayoutInput, type LayoutSums } from './flat-layout.js';
+import {
+  addTrees,
+  type FlatLayout,
+  inputArray,
+  type KernelLayout,
+  kernelLayout,
+  type LayoutInput,
+  type LayoutSums,
+} from './flat-layout.js';
 import { buildHeapLayout, heapLayoutSize } from './heap-layout.js';
 import { InputColumns } from './input-columns.js';
 import { applyTransform } from './output-transform.js';
@@ -50,6 +58,8 @@ export class TreeEnsemble {
   readonly minColumns: number;
   /** The trees in their flat layout: what the parallel evaluator shares with its threads. */
   readonly flat: FlatLayout;
+  /** {@link flat} as this thread's kernels read it (see `kernelLayout`). */
+  readonly kernel: KernelLayout;
   private readonly baseMargin: number;
   private readonly averageOutput: boolean;
   private readonly columns: InputColumns;
@@ -99,6 +109,7 @@ export class TreeEnsemble {
       const heap = buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float64Array(n));
       this.flat = { kind: 'heap64', heap, sum32: false };
     }
+    this.kernel = kernelLayout(this.flat);
     this.input = inputArray(this.flat, 0);
     this.minColumns = this.columns.maxFeature + 1;
     if (this.minColumns > source.numFeatures) {
@@ -135,7 +146,7 @@ export class TreeEnsemble {
       acc = this.sum32;
     }
     this.startBatch(matrix, rows, cols, this.input, acc);
-    addTrees(this.flat, this.input, width, rows, acc);
+    addTrees(this.kernel, this.input, width, rows, acc);
     this.finishBatch(acc, rows, result);
     return result;
   }
@@ -144,7 +155,7 @@ export class TreeEnsemble {
    * The first step of {@link predictMargin}, for evaluators that run the trees themselves (the
    * parallel one): checks the batch, fills `input` (from `inputArray(flat, …)`, rows ×
    * {@link inputWidth}) with the derived columns and `acc` (from `sumsArray(flat, …)`) with the
-   * base score. Then `addTrees(flat, …)` over the rows, in any split, and {@link finishBatch}.
+   * base score. Then `addTrees(kernel, …)` over the rows, in any split, and {@link finishBatch}.
    */
   startBatch(matrix: Float64Array, rows: number, cols: number, input: LayoutInput, acc: LayoutSums): void {
     this.checkBatch(matrix, rows, cols);
