@@ -2,7 +2,16 @@
  * `npm run bench -- models`: the native TypeScript GBDT evaluator on the issue's workload — 500
  * trees of depth 8 over 50 features, scoring batches of 1000 candidates — against onnxruntime-node
  * running the same trees, when it is installed. Goals (issue 5): p50 ≤ 5 ms per batch, and within
- * 1.5× of onnxruntime-node.
+ * 1.5× of onnxruntime-node. The TS evaluator runs on one thread and, as `gbdtModel` does by
+ * default, with each batch split between `MODEL_THREADS` threads (the cores, at most 4); the goal
+ * is checked on the latter.
+ *
+ * Wall times are measured round-robin, so every runner sees the same machine noise. CPU per batch
+ * is measured apart, each runner alone for a run of batches after a pause: in the round-robin,
+ * onnxruntime's threads, which spin for a while after each run, would be billed to the next runner.
+ * Loading onnxruntime-node makes V8 check typed-array reads for detached buffers from then on, as
+ * importing rankd's server does (see `kernelLayout`): the TS figures here are a server process's,
+ * not a bare script's.
  *
  * onnxruntime-node is optional. Without it in node_modules, install it for a run with
  * `ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save onnxruntime-node`, or point
@@ -12,8 +21,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { loadConfig } from '../src/config/index.js';
 import { loadGbdtModel, parseGbdtModel } from '../src/models/gbdt/load-gbdt.js';
+import { ParallelEnsemble } from '../src/models/gbdt/parallel-ensemble.js';
 import type { TreeEnsemble } from '../src/models/gbdt/tree-ensemble.js';
 import type { BenchContext } from './lib/benchmark.js';
 import { percentile } from './lib/stats.js';
@@ -127,16 +139,28 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const reference = Float64Array.from(model.predictMargin(rows, CANDIDATES, FEATURES));
   // The same trees in the general layout (the one deep LightGBM trees and categorical splits get).
   const pointer = parseGbdtModel(generated.json, 'synthetic', { layout: 'pointer' });
+  // What gbdtModel does by default: MODEL_THREADS (validated as the server does), the cores at most 4.
+  const threads = loadConfig(process.env).MODEL_THREADS;
+  const parallel = new ParallelEnsemble(model, {
+    threads,
+    onFailure: (reason) => console.log(`warning: ${reason}`),
+  });
+  parallel.start();
   const runners: Runner[] = [
     {
-      name: `rankd TS evaluator (${model.layout} layout)`,
+      name: `rankd TS (${model.layout} layout, 1 thread)`,
       score: () => model.predict(rows, CANDIDATES, FEATURES, out),
     },
     {
-      name: 'rankd TS evaluator (pointer layout)',
+      name: `rankd TS (${model.layout} layout, ${threads} thread${threads === 1 ? '' : 's'}, split)`,
+      score: () => parallel.predict(rows, CANDIDATES, FEATURES),
+    },
+    {
+      name: 'rankd TS (pointer layout, 1 thread)',
       score: () => pointer.predict(rows, CANDIDATES, FEATURES, out),
     },
   ];
+  const TS_RUNNERS = runners.length;
 
   const ort = await loadOnnxRuntime();
   const sessions: OrtSession[] = [];
@@ -151,26 +175,34 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   }
 
   try {
+    // The worker threads load their module (a few hundred ms under tsx) before the warm-up.
+    await sleep(1000);
     for (const runner of runners) {
       for (let i = 0; i < warmup; i++) await runner.score();
       agreement[runner.name] = maxDifference(await runner.score(), reference);
     }
-    // Round-robin so that every runner sees the same machine noise. CPU time (all of this
-    // process's threads, so onnxruntime's pool included) moves much less than wall time when
-    // other work shares the machine.
+    // Round-robin so that every runner sees the same machine noise.
     const latencies = runners.map(() => [] as number[]);
-    const cpu = runners.map(() => [] as number[]);
     for (let i = 0; i < batches; i++) {
       for (let r = 0; r < runners.length; r++) {
         const which = (r + i) % runners.length;
         const runner = runners[which] as Runner;
-        const cpuStart = process.cpuUsage();
         const start = performance.now();
         await runner.score();
         latencies[which]?.push(performance.now() - start);
-        const used = process.cpuUsage(cpuStart);
-        cpu[which]?.push((used.user + used.system) / 1000);
       }
+    }
+    // CPU (all of this process's threads: the workers' and onnxruntime's pool included), each
+    // runner alone after a pause in which onnxruntime's threads stop spinning. It moves much less
+    // than wall time when other work shares the machine.
+    const cpuBatches = Math.max(20, Math.round(batches / 4));
+    const cpu: number[] = [];
+    for (const runner of runners) {
+      await sleep(200);
+      const cpuStart = process.cpuUsage();
+      for (let i = 0; i < cpuBatches; i++) await runner.score();
+      const used = process.cpuUsage(cpuStart);
+      cpu.push((used.user + used.system) / 1000 / cpuBatches);
     }
     const figures = runners.map((runner, r) => {
       const sorted = [...(latencies[r] as number[])].sort((a, b) => a - b);
@@ -180,41 +212,44 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
         p50Ms: round(p50),
         p99Ms: round(percentile(sorted, 99)),
         minMs: round(sorted[0] ?? Number.NaN),
-        cpuP50Ms: round(
-          percentile(
-            [...(cpu[r] as number[])].sort((a, b) => a - b),
-            50,
-          ),
-        ),
+        cpuMsPerBatch: round(cpu[r] as number),
         candidatesPerSec: Math.round((CANDIDATES / p50) * 1000),
         maxAbsDifferenceFromTs: agreement[runner.name],
       };
     });
     console.log(
       formatTable(
-        ['runner', 'p50 ms', 'p99 ms', 'min ms', 'CPU ms p50', 'candidates/s at p50', 'max |Δ| vs TS'],
+        ['runner', 'p50 ms', 'p99 ms', 'min ms', 'CPU ms/batch', 'candidates/s at p50', 'max |Δ| vs TS'],
         figures.map((f) => [
           f.runner,
           f.p50Ms.toFixed(2),
           f.p99Ms.toFixed(2),
           f.minMs.toFixed(2),
-          f.cpuP50Ms.toFixed(2),
+          f.cpuMsPerBatch.toFixed(2),
           f.candidatesPerSec.toLocaleString('en-US'),
           (f.maxAbsDifferenceFromTs ?? 0).toExponential(1),
         ]),
       ),
     );
-    const ts = figures[0];
-    const ortBest = figures.slice(2).reduce((best, f) => Math.min(best, f.p50Ms), Number.POSITIVE_INFINITY);
+    // The goal is checked on the default configuration: batches split between MODEL_THREADS threads.
+    const ts = figures[1];
+    const ortBest = figures
+      .slice(TS_RUNNERS)
+      .reduce((best, f) => Math.min(best, f.p50Ms), Number.POSITIVE_INFINITY);
     const ratio = ts && Number.isFinite(ortBest) ? ts.p50Ms / ortBest : undefined;
     console.log(
       `load (read + parse + flatten): ${loadMs.toFixed(0)} ms; ` +
-        `goal p50 ≤ ${GOAL_P50_MS} ms: ${ts && ts.p50Ms <= GOAL_P50_MS ? 'met' : 'NOT met'}; ` +
+        `goal p50 ≤ ${GOAL_P50_MS} ms (split between ${threads}): ${ts && ts.p50Ms <= GOAL_P50_MS ? 'met' : 'NOT met'}; ` +
         (ratio === undefined
           ? 'ratio to onnxruntime: not measured'
           : `TS p50 / best onnxruntime p50 = ${ratio.toFixed(2)} (goal ≤ ${GOAL_RATIO}: ${ratio <= GOAL_RATIO ? 'met' : 'NOT met'})`),
     );
     const loadAfter = loadavg()[0] ?? 0;
+    const { parallel: split, single, reclaimed } = parallel.stats;
+    console.log(
+      `load average (1 min) ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after; ` +
+        `${threads}-thread runner: ${split} batches split, ${single} on the caller, ${reclaimed} with a late worker's chunk scored by the caller`,
+    );
     return {
       trees: TREES,
       depth: DEPTH,
@@ -222,6 +257,8 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       candidates: CANDIDATES,
       batches,
       layout: model.layout,
+      threads,
+      parallelStats: parallel.stats,
       loadMs: round(loadMs),
       onnxruntime: typeof ort === 'string' ? ort : 'measured',
       figures,
@@ -229,6 +266,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       loadAverage: { before: loadBefore, after: loadAfter },
     };
   } finally {
+    await parallel.close();
     for (const session of sessions) await session.release?.();
   }
 }

@@ -1,7 +1,7 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
-import { CONSOLE_LOGGER, type ComponentContext, type ComponentLogger } from '../pipeline/component.js';
+import { CONSOLE_LOGGER, type ComponentContext } from '../pipeline/component.js';
 import type { Model, Scores } from './define-model.js';
 import { type FileWatch, watchFile } from './file-watch.js';
 import { type ModelFile, modelPath, readFailure, readModelFile } from './model-file.js';
@@ -28,8 +28,11 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
 
 /** What one kind of file model (linear, GBDT, ONNX) does with its files. */
 export interface FileModelKind<T> {
-  /** Turns a file into an evaluator; throws an Error saying what is wrong with it. */
-  load(file: ModelFile): MaybePromise<T>;
+  /**
+   * Turns a file into an evaluator; throws an Error saying what is wrong with it. `context` is
+   * what `initialize()` was given (the server's logger and settings).
+   */
+  load(file: ModelFile, context: ComponentContext): MaybePromise<T>;
   score(evaluator: T, entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
   /** Frees an evaluator that a reload replaced, once the last request using it is done. */
   release?(evaluator: T): MaybePromise<void>;
@@ -102,7 +105,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   readonly #watch: boolean;
   readonly #debounceMs: number;
   #current: Loaded<T> | undefined;
-  #log: ComponentLogger = CONSOLE_LOGGER;
+  #context: ComponentContext = { log: CONSOLE_LOGGER };
   #initialized: Promise<void> | undefined;
   #watcher: FileWatch | undefined;
   #disposed = false;
@@ -132,14 +135,15 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   }
 
   async #initialize(context?: ComponentContext): Promise<void> {
-    if (context) this.#log = context.log;
+    if (context) this.#context = context;
     this.#current = await this.#load();
     if (this.#watch && !this.#disposed) {
       this.#watcher = watchFile(
         this.file,
         this.#debounceMs,
         () => void this.reload(),
-        (error) => this.#log.warn(`model ${this.name}: watching ${this.file} failed: ${error.message}`),
+        (error) =>
+          this.#context.log.warn(`model ${this.name}: watching ${this.file} failed: ${error.message}`),
       );
     }
   }
@@ -152,7 +156,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
       throw new Error(`cannot read model file ${this.file}: ${readFailure(error)}`, { cause: error });
     }
     try {
-      return { evaluator: await this.#kind.load(file), file, holds: 0, retired: false };
+      return { evaluator: await this.#kind.load(file, this.#context), file, holds: 0, retired: false };
     } catch (error) {
       throw new Error(`cannot load model file ${this.file}: ${reasonOf(error, this.file)}`, {
         cause: error,
@@ -171,7 +175,9 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
       Promise.resolve()
         .then(() => this.#kind.release?.(loaded.evaluator))
         .catch((error: unknown) =>
-          this.#log.warn(`model ${this.name}: freeing version ${loaded.file.version} failed: ${error}`),
+          this.#context.log.warn(
+            `model ${this.name}: freeing version ${loaded.file.version} failed: ${error}`,
+          ),
         );
     }
   }
@@ -226,10 +232,10 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
       });
       if (file.hash === current.file.hash)
         return this.#record({ ...base, status: 'unchanged', version: current.file.version });
-      next = { evaluator: await this.#kind.load(file), file, holds: 0, retired: false };
+      next = { evaluator: await this.#kind.load(file, this.#context), file, holds: 0, retired: false };
     } catch (error) {
       const reason = reasonOf(error, this.file);
-      this.#log.warn(
+      this.#context.log.warn(
         `model ${this.name}: reloading ${this.file} failed, version ${current.file.version} keeps serving: ${reason}`,
       );
       return this.#record({ ...base, status: 'failed', version: current.file.version, error: reason });
@@ -240,7 +246,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     }
     this.#current = next;
     this.#retire(current);
-    this.#log.info(`model ${this.name}: loaded ${this.file}, version ${next.file.version}`);
+    this.#context.log.info(`model ${this.name}: loaded ${this.file}, version ${next.file.version}`);
     return this.#record({ ...base, status: 'reloaded', version: next.file.version });
   }
 

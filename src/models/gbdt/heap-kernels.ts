@@ -10,12 +10,16 @@
  * in int32 without overflow checks. With absolute slot `a` in a tree at `base`, the children of
  * `a` are `2a - base` (slot 0) and `2a - base + 1` (slot 1). Trees are summed in order, as the
  * libraries do, which matters for XGBoost's float32 sums.
+ *
+ * `column` and `bound` are plain arrays when the caller went through `kernelLayout` (every scoring
+ * thread does): read at every step, they are where typed arrays' detached-buffer checks cost most.
+ * A thread should feed them one kind of array only, or the loads turn polymorphic.
  */
-import type { HeapLayout } from './heap-layout.js';
+import type { HeapKernelLayout } from './heap-layout.js';
 
 /** Adds every tree's leaf to `acc[row]`; `input` holds `width` derived columns per row. */
 export function heapMargins32(
-  layout: HeapLayout<Float32Array>,
+  layout: HeapKernelLayout,
   input: Float32Array,
   width: number,
   rows: number,
@@ -119,7 +123,7 @@ export function heapMargins32(
 
 /** {@link heapMargins32} for float64 bounds, inputs and sums. */
 export function heapMargins64(
-  layout: HeapLayout<Float64Array>,
+  layout: HeapKernelLayout,
   input: Float64Array,
   width: number,
   rows: number,

@@ -27,6 +27,15 @@ export interface HeapLayout<Bounds extends Float32Array | Float64Array> {
   readonly leafValue: Float64Array;
 }
 
+/**
+ * What the heap kernels read of a {@link HeapLayout}: the same, but the two arrays read at every
+ * step may be plain arrays of numbers (see `kernelLayout` in flat-layout.ts).
+ */
+export interface HeapKernelLayout extends Omit<HeapLayout<Float32Array | Float64Array>, 'column' | 'bound'> {
+  readonly column: ArrayLike<number>;
+  readonly bound: ArrayLike<number>;
+}
+
 /** Split slots plus leaves of the padded layout, to decide whether padding costs too much memory. */
 export function heapLayoutSize(shapes: readonly TreeShape[]): number {
   return shapes.reduce((total, shape) => total + 2 ** (shape.depth + 1), 0);

@@ -4,12 +4,12 @@
  * themselves, so rows that arrive early stay put. Trees with categorical splits, or too lopsided
  * for fixed steps to pay, are walked row by row until a leaf. Trees are summed in order.
  */
-import type { PointerLayout } from './pointer-layout.js';
+import type { PointerKernelLayout } from './pointer-layout.js';
 import { categorySlot } from './split-encoding.js';
 
 /** Adds every tree's leaf to `acc[row]`; `input` holds `width` derived columns per row. */
 export function pointerMargins(
-  layout: PointerLayout,
+  layout: PointerKernelLayout,
   input: Float64Array,
   width: number,
   rows: number,
@@ -23,7 +23,7 @@ export function pointerMargins(
 }
 
 function lockstepTree(
-  layout: PointerLayout,
+  layout: PointerKernelLayout,
   t: number,
   input: Float64Array,
   width: number,
@@ -108,7 +108,7 @@ function lockstepTree(
 }
 
 function walkTree(
-  layout: PointerLayout,
+  layout: PointerKernelLayout,
   t: number,
   input: Float64Array,
   width: number,

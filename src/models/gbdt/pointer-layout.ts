@@ -36,6 +36,16 @@ export interface PointerLayout {
 }
 
 /**
+ * What the pointer kernels read of a {@link PointerLayout}: the same, but the three arrays read at
+ * every step may be plain arrays of numbers (see `kernelLayout` in flat-layout.ts).
+ */
+export interface PointerKernelLayout extends Omit<PointerLayout, 'child' | 'column' | 'bound'> {
+  readonly child: ArrayLike<number>;
+  readonly column: ArrayLike<number>;
+  readonly bound: ArrayLike<number>;
+}
+
+/**
  * Lays out `source` with child pointers; `leafScale` per tree applies DART weights. `walkAll`
  * walks every tree row by row instead of choosing per tree.
  */

@@ -1,9 +1,16 @@
-import { heapMargins32, heapMargins64 } from './heap-kernels.js';
-import { buildHeapLayout, type HeapLayout, heapLayoutSize } from './heap-layout.js';
+import {
+  addTrees,
+  type FlatLayout,
+  inputArray,
+  type KernelLayout,
+  kernelLayout,
+  type LayoutInput,
+  type LayoutSums,
+} from './flat-layout.js';
+import { buildHeapLayout, heapLayoutSize } from './heap-layout.js';
 import { InputColumns } from './input-columns.js';
 import { applyTransform } from './output-transform.js';
-import { pointerMargins } from './pointer-kernels.js';
-import { buildPointerLayout, type PointerLayout } from './pointer-layout.js';
+import { buildPointerLayout } from './pointer-layout.js';
 import { measureTree } from './tree-shape.js';
 import type { EnsembleSource, OutputTransform, SplitSemantics } from './tree-source.js';
 
@@ -49,15 +56,15 @@ export class TreeEnsemble {
   readonly layout: 'heap' | 'pointer';
   /** The smallest row width `predict` accepts: one past the highest feature a split reads. */
   readonly minColumns: number;
+  /** The trees in their flat layout: what the parallel evaluator shares with its threads. */
+  readonly flat: FlatLayout;
+  /** {@link flat} as this thread's kernels read it (see `kernelLayout`). */
+  readonly kernel: KernelLayout;
   private readonly baseMargin: number;
   private readonly averageOutput: boolean;
   private readonly columns: InputColumns;
-  private readonly heap32: HeapLayout<Float32Array> | undefined;
-  private readonly heap64: HeapLayout<Float64Array> | undefined;
-  private readonly pointer: PointerLayout | undefined;
   // Scratch reused across calls: the derived columns of a batch, and XGBoost's float32 sums.
-  private input32 = new Float32Array(0);
-  private input64 = new Float64Array(0);
+  private input: LayoutInput;
   private sum32 = new Float32Array(0);
 
   private constructor(source: EnsembleSource, options: TreeEnsembleOptions) {
@@ -92,19 +99,18 @@ export class TreeEnsemble {
       throw new Error(`the heap layout cannot hold trees deeper than ${MAX_HEAP_DEPTH}`);
     }
     this.layout = choice === 'heap' || (choice === 'auto' && !categorical && heapFits) ? 'heap' : 'pointer';
-    const heap = this.layout === 'heap';
-    this.heap32 =
-      heap && xgboost
-        ? buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float32Array(n))
-        : undefined;
-    this.heap64 =
-      heap && !xgboost
-        ? buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float64Array(n))
-        : undefined;
-    this.pointer =
-      this.layout === 'pointer'
-        ? buildPointerLayout(source, shapes, this.columns, leafScale, choice === 'pointer-walk')
-        : undefined;
+    if (this.layout === 'pointer') {
+      const pointer = buildPointerLayout(source, shapes, this.columns, leafScale, choice === 'pointer-walk');
+      this.flat = { kind: 'pointer', pointer, sum32: xgboost };
+    } else if (xgboost) {
+      const heap = buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float32Array(n));
+      this.flat = { kind: 'heap32', heap, sum32: true };
+    } else {
+      const heap = buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float64Array(n));
+      this.flat = { kind: 'heap64', heap, sum32: false };
+    }
+    this.kernel = kernelLayout(this.flat);
+    this.input = inputArray(this.flat, 0);
     this.minColumns = this.columns.maxFeature + 1;
     if (this.minColumns > source.numFeatures) {
       throw new Error(
@@ -118,51 +124,77 @@ export class TreeEnsemble {
     return new TreeEnsemble(source, options);
   }
 
+  /** Derived input columns per row of the kernels' input (see {@link startBatch}). */
+  get inputWidth(): number {
+    return this.columns.width;
+  }
+
   /**
    * Raw scores (margins: base score plus the sum of leaves, before any sigmoid) of `rows` rows
    * of `cols` features each, row-major in `matrix`, NaN for missing. Writes into `out` when given.
    */
   predictMargin(matrix: Float64Array, rows: number, cols: number, out?: Float64Array): Float64Array {
-    const result = this.checkBatch(matrix, rows, cols, out);
+    this.checkBatch(matrix, rows, cols);
+    if (out && out.length < rows) throw new RangeError(`out has room for ${out.length} rows, not ${rows}`);
+    const result = out ?? new Float64Array(rows);
     const width = this.columns.width;
+    if (this.input.length < rows * width) this.input = inputArray(this.flat, rows * width);
     // XGBoost sums in float32; a Float32Array accumulator rounds each addition the same way.
-    let sum32: Float32Array | undefined;
-    if (this.semantics === 'xgboost') {
+    let acc: LayoutSums = result;
+    if (this.flat.sum32) {
       if (this.sum32.length < rows) this.sum32 = new Float32Array(rows);
-      sum32 = this.sum32;
-      sum32.fill(this.baseMargin, 0, rows);
-    } else {
-      result.fill(this.baseMargin, 0, rows);
+      acc = this.sum32;
     }
-    if (this.heap32 && sum32) {
-      if (this.input32.length < rows * width) this.input32 = new Float32Array(rows * width);
-      this.columns.fill(matrix, rows, cols, this.input32);
-      heapMargins32(this.heap32, this.input32, width, rows, sum32);
-    } else {
-      if (this.input64.length < rows * width) this.input64 = new Float64Array(rows * width);
-      this.columns.fill(matrix, rows, cols, this.input64);
-      if (this.heap64) heapMargins64(this.heap64, this.input64, width, rows, result);
-      else if (this.pointer) pointerMargins(this.pointer, this.input64, width, rows, sum32 ?? result);
-    }
-    if (sum32) for (let i = 0; i < rows; i++) result[i] = sum32[i] as number;
-    if (this.averageOutput && this.numTrees > 0) {
-      for (let i = 0; i < rows; i++) result[i] = (result[i] as number) / this.numTrees;
-    }
+    this.startBatch(matrix, rows, cols, this.input, acc);
+    addTrees(this.kernel, this.input, width, rows, acc);
+    this.finishBatch(acc, rows, result);
     return result;
+  }
+
+  /**
+   * The first step of {@link predictMargin}, for evaluators that run the trees themselves (the
+   * parallel one): checks the batch, fills `input` (from `inputArray(flat, …)`, rows ×
+   * {@link inputWidth}) with the derived columns and `acc` (from `sumsArray(flat, …)`) with the
+   * base score. Then `addTrees(kernel, …)` over the rows, in any split, and {@link finishBatch}.
+   */
+  startBatch(matrix: Float64Array, rows: number, cols: number, input: LayoutInput, acc: LayoutSums): void {
+    this.checkBatch(matrix, rows, cols);
+    if (input.length < rows * this.columns.width || acc.length < rows) {
+      throw new RangeError(`the input or sums of ${rows} rows are too short`);
+    }
+    this.columns.fill(matrix, rows, cols, input);
+    this.startSums(acc, rows);
+  }
+
+  /** Sets `acc[0..rows)` to the base score, where {@link startBatch} starts every row's sum. */
+  startSums(acc: LayoutSums, rows: number): void {
+    acc.fill(this.baseMargin, 0, rows);
+  }
+
+  /** The last step of {@link predictMargin}: the sums of {@link startBatch}'s `acc` as margins in `out`. */
+  finishBatch(acc: LayoutSums, rows: number, out: Float64Array): void {
+    if (acc !== out) for (let i = 0; i < rows; i++) out[i] = acc[i] as number;
+    if (this.averageOutput && this.numTrees > 0) {
+      for (let i = 0; i < rows; i++) out[i] = (out[i] as number) / this.numTrees;
+    }
   }
 
   /** Predictions: margins through the objective's transform (e.g. sigmoid for binary:logistic). */
   predict(matrix: Float64Array, rows: number, cols: number, out?: Float64Array): Float64Array {
-    const result = this.predictMargin(matrix, rows, cols, out);
-    applyTransform(this.transform, result, rows);
-    if (this.semantics === 'xgboost' && this.transform.kind !== 'identity') {
-      // XGBoost returns float32 predictions.
-      for (let i = 0; i < rows; i++) result[i] = Math.fround(result[i] as number);
-    }
-    return result;
+    return this.transformMargins(this.predictMargin(matrix, rows, cols, out), rows);
   }
 
-  private checkBatch(matrix: Float64Array, rows: number, cols: number, out?: Float64Array): Float64Array {
+  /** Margins to predictions in place, as {@link predict} does; returns `margins`. */
+  transformMargins(margins: Float64Array, rows: number): Float64Array {
+    applyTransform(this.transform, margins, rows);
+    if (this.semantics === 'xgboost' && this.transform.kind !== 'identity') {
+      // XGBoost returns float32 predictions.
+      for (let i = 0; i < rows; i++) margins[i] = Math.fround(margins[i] as number);
+    }
+    return margins;
+  }
+
+  private checkBatch(matrix: Float64Array, rows: number, cols: number): void {
     if (!Number.isInteger(rows) || rows < 0) throw new RangeError(`rows must be a count, not ${rows}`);
     if (!Number.isInteger(cols) || cols < this.minColumns) {
       throw new RangeError(`the model reads ${this.minColumns} features per row; rows have ${cols}`);
@@ -172,7 +204,5 @@ export class TreeEnsemble {
         `${rows} rows of ${cols} need ${rows * cols} values; the matrix has ${matrix.length}`,
       );
     }
-    if (out && out.length < rows) throw new RangeError(`out has room for ${out.length} rows, not ${rows}`);
-    return out ?? new Float64Array(rows);
   }
 }
