@@ -205,7 +205,15 @@ function report(run: {
     'no upload acknowledged after the last Redis restart: the service did not recover',
   );
   expect(counts['other-status'] === 0, `${counts['other-status']} answers neither 200 nor 503`);
-  expect(counts.hung === 0, `${counts.hung} uploads got no answer within ${run.hangMs} ms`);
+  // When each was sent, on the timeline's clock: a hang right after a kill points at that kill.
+  const hungAt = records
+    .filter((r) => r.outcome === 'hung')
+    .slice(0, 5)
+    .map((r) => `t=${(r.atMs / 1000).toFixed(1)} s`);
+  expect(
+    counts.hung === 0,
+    `${counts.hung} uploads got no answer within ${run.hangMs} ms (sent at ${hungAt.join(', ')})`,
+  );
   // Only the killed worker's requests in flight may fail without an answer: one per connection at most.
   expect(
     counts.connection <= concurrency,
