@@ -16,9 +16,10 @@ export class RowLayout {
   readonly features: ReadonlyArray<readonly [name: string, kind: FeatureKind]>;
   /** Identifies the layout: rows carry it so a changed declaration can still read old rows. */
   readonly fingerprint: number;
-  readonly #fixed = new Map<string, number>();
-  readonly #kinds = new Map<string, FeatureKind>();
-  /** Everything {@link read} needs about a feature, in one look-up (it runs per feature read). */
+  /**
+   * Per feature: its kind and its index among the fixed-size or the variable-size ones. One map,
+   * so that a read (which runs per feature a model reads) is one look-up.
+   */
   readonly #slots = new Map<
     string,
     { readonly kind: FeatureKind; readonly index: number; readonly fixed: boolean }
@@ -32,13 +33,11 @@ export class RowLayout {
     let fixed = 0;
     let variable = 0;
     for (const [name, kind] of features) {
-      this.#kinds.set(name, kind);
       if (kind === 'string' || kind === 'vector') {
         this.#slots.set(name, { kind, index: variable++, fixed: false });
         this.#variableKinds.push(kind);
       } else {
-        this.#slots.set(name, { kind, index: fixed, fixed: true });
-        this.#fixed.set(name, fixed++);
+        this.#slots.set(name, { kind, index: fixed++, fixed: true });
       }
     }
     this.#fixedCount = fixed;
@@ -52,7 +51,7 @@ export class RowLayout {
 
   /** Whether `name` is in this layout. */
   has(name: string): boolean {
-    return this.#kinds.has(name);
+    return this.#slots.has(name);
   }
 
   /** Encodes one row. `values` holds valid values (see featureValueProblem); absent and null mean missing. */
@@ -77,7 +76,8 @@ export class RowLayout {
     row.writeUInt8(RowLayout.FORMAT_VERSION, 0);
     row.writeUInt32LE(this.fingerprint, 1);
     row.writeDoubleLE(eventTimestampMs, 5);
-    for (const [name, index] of this.#fixed) {
+    for (const [name, { index, fixed }] of this.#slots) {
+      if (!fixed) continue;
       const value = values[name];
       const number =
         value === null || value === undefined
