@@ -74,7 +74,8 @@ function sortByScore<T extends { score: number }>(items: T[]): T[] {
 function withFiniteScores<T extends { score: number }>(candidates: T[]): T[] {
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i] as T;
-    if (typeof c.score !== 'number' || !Number.isFinite(c.score)) candidates[i] = { ...c, score: 0 };
+    // NaN !== NaN too, so every score that is not a finite number is replaced.
+    if (finiteOrZero(c.score) !== c.score) candidates[i] = { ...c, score: 0 };
   }
   return candidates;
 }
