@@ -1,7 +1,7 @@
-import { TimeoutError } from 'redis';
 import { RankdError, RedisUnavailableError } from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
 import { ClusterTransport } from './cluster-transport.js';
+import { Deadlines } from './deadlines.js';
 import { type RedisObserver, redisErrorKind } from './observer.js';
 import {
   type RedisCommand,
@@ -30,11 +30,12 @@ export interface RedisConnectionOptions {
 export type StoredValue = Buffer | null;
 
 /**
- * Extra time an operation gets beyond `commandTimeoutMs` before it is abandoned. node-redis times
- * single commands out itself; this deadline is for what it does not time (a MULTI/EXEC, a command
- * waiting for a cluster node to connect), so that no request can hang.
+ * Extra time an operation gets beyond `commandTimeoutMs` on a cluster, where node-redis times
+ * single commands out itself; the connection's deadline is then for what it does not time (a
+ * MULTI/EXEC, a command waiting for a node to connect), so that no request can hang. On a single
+ * Redis the deadline is the only timeout (one timer for all commands, not one per command).
  */
-const DEADLINE_GRACE_MS = 250;
+const CLUSTER_DEADLINE_GRACE_MS = 250;
 
 /**
  * The one Redis connection of a rankd process, on a single Redis or on a Redis Cluster: connects
@@ -54,6 +55,7 @@ export class RedisConnection {
   readonly mode: 'single' | 'cluster';
   readonly #transport: RedisTransport;
   readonly #options: RedisConnectionOptions;
+  readonly #deadlines: Deadlines;
   #connecting: Promise<unknown> | undefined;
   #state: TransportEvent | undefined;
 
@@ -71,6 +73,9 @@ export class RedisConnection {
         ? new ClusterTransport(nodes, transportOptions)
         : new SingleNodeTransport(options.url, transportOptions);
     this.address = this.#transport.address;
+    this.#deadlines = new Deadlines(
+      options.commandTimeoutMs + (this.mode === 'cluster' ? CLUSTER_DEADLINE_GRACE_MS : 0),
+    );
   }
 
   /** Starts connecting (in the background: Redis being down at start-up is not fatal). */
@@ -270,14 +275,14 @@ export class RedisConnection {
         await this.#transport.forEachNode(async (send) => {
           let cursor = '0';
           do {
-            const [next, batch] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000'])) as [
-              unknown,
-              unknown[],
-            ];
+            // Each command within the deadline, the whole walk without one.
+            const [next, batch] = (await this.#deadlines.within(
+              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000']),
+            )) as [unknown, unknown[]];
             cursor = String(next);
             // UNLINK of several keys must stay inside one slot on a cluster.
             for (const group of this.#groups(batch.map(String)))
-              removed += Number(await send(['UNLINK', ...group.keys]));
+              removed += Number(await this.#deadlines.within(send(['UNLINK', ...group.keys])));
           } while (cursor !== '0');
         });
         return removed;
@@ -332,7 +337,7 @@ export class RedisConnection {
     const observer = this.#options.observer;
     const start = observer === undefined ? 0 : performance.now();
     try {
-      const result = await (deadline ? this.#withinDeadline(operation()) : operation());
+      const result = await (deadline ? this.#deadlines.within(operation()) : operation());
       observer?.commandDone(command, (performance.now() - start) / 1000);
       return result;
     } catch (error) {
@@ -343,17 +348,6 @@ export class RedisConnection {
       }
       throw new RedisUnavailableError(this.address, error, this.mode === 'cluster');
     }
-  }
-
-  #withinDeadline<T>(operation: Promise<T>): Promise<T> {
-    const ms = this.#options.commandTimeoutMs + DEADLINE_GRACE_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`no answer within ${ms} ms`)), ms);
-    });
-    // The abandoned operation may still fail later: that must not be an unhandled rejection.
-    operation.catch(() => undefined);
-    return Promise.race([operation, deadline]).finally(() => clearTimeout(timer));
   }
 
   /** Reports a change of state once: `lost` once per outage, `ready` when it is over. */

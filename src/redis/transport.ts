@@ -10,7 +10,10 @@ export type TransportEvent = 'ready' | 'lost';
 export interface TransportOptions {
   /** Longest wait for one connection attempt, in ms. */
   connectTimeoutMs: number;
-  /** Longest wait for one command, in ms (node-redis's own timeout, per command). */
+  /**
+   * Longest wait for one command, in ms: node-redis's own timeout per command on a cluster. A
+   * single-node transport leaves it to the connection's deadline (one timer for all commands).
+   */
   commandTimeoutMs: number;
   /** Every connection trouble and recovery, as it happens (the owner de-duplicates). */
   onEvent: (event: TransportEvent, detail: string) => void;
@@ -58,7 +61,8 @@ function createBufferClient(url: string, options: TransportOptions) {
     // Fail fast while disconnected instead of queueing: a request must answer 503, never hang.
     disableOfflineQueue: true,
     socket: { connectTimeout: options.connectTimeoutMs, reconnectStrategy: reconnectDelay },
-    commandOptions: { timeout: options.commandTimeoutMs },
+    // No per-command timeout here: node-redis makes an AbortSignal.timeout for every command,
+    // and the connection already fails any operation past REDIS_COMMAND_TIMEOUT_MS.
   }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 }
 

@@ -1,0 +1,104 @@
+/**
+ * The connection's deadline: on a single Redis it is the only command timeout (one timer for all
+ * commands, not node-redis's AbortSignal per command), so a Redis that stops answering must still
+ * fail every operation with a timeout, and the connection must work again once Redis answers.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createClient, TimeoutError } from 'redis';
+import { RedisUnavailableError } from '../src/errors/index.js';
+import { RedisConnection } from '../src/redis/connection.js';
+import { Deadlines } from '../src/redis/deadlines.js';
+import { sleep } from './helpers/ranking-app.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
+
+describe('Deadlines', () => {
+  test('passes values and errors through; fails what never settles with a TimeoutError', async () => {
+    const deadlines = new Deadlines(30);
+    assert.equal(await deadlines.within(Promise.resolve(7)), 7);
+    await assert.rejects(deadlines.within(Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(deadlines.within(new Promise(() => undefined)), (error: unknown) => {
+      assert.ok(error instanceof TimeoutError);
+      assert.match(error.message, /no answer within 30 ms/);
+      return true;
+    });
+  });
+
+  test('operations expire in the order they started; one that settles in time is not failed', async () => {
+    const deadlines = new Deadlines(40);
+    const outcomes: string[] = [];
+    const track = (name: string, operation: Promise<unknown>) =>
+      deadlines.within(operation).then(
+        () => outcomes.push(`${name} ok`),
+        () => outcomes.push(`${name} timeout`),
+      );
+    let finish: (value: unknown) => void = () => undefined;
+    const all = [
+      track('hung-1', new Promise(() => undefined)),
+      track('quick', new Promise((resolve) => (finish = resolve))),
+      track('hung-2', new Promise(() => undefined)),
+    ];
+    finish(undefined);
+    await Promise.all(all);
+    assert.deepEqual(outcomes, ['quick ok', 'hung-1 timeout', 'hung-2 timeout']);
+  });
+
+  test('an operation that fails after its deadline is not an unhandled rejection', async () => {
+    const deadlines = new Deadlines(10);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const late = new Promise((_resolve, reject) => setTimeout(() => reject(new Error('late')), 60));
+      await assert.rejects(deadlines.within(late), TimeoutError);
+      await sleep(100);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
+describe('a Redis that stops answering', () => {
+  let redis: TestRedis;
+  let connection: RedisConnection;
+  let admin: ReturnType<typeof createClient>;
+
+  before(async () => {
+    redis = await startTestRedis();
+    connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 500, commandTimeoutMs: 200 });
+    assert.ok(await connection.waitUntilReady(5000));
+    admin = createClient({ url: redis.url });
+    admin.on('error', () => undefined);
+    await admin.connect();
+  });
+
+  after(async () => {
+    await connection?.close();
+    await admin?.quit();
+    await redis?.stop();
+  });
+
+  test('reads fail with a timeout while it is paused, and work again after', async () => {
+    await connection.mset([['k', 'v']]);
+    // CLIENT PAUSE holds every client's commands (the pausing client's own included) for 1.5 s.
+    await admin.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+    await assert.rejects(connection.mget(['k']), (error: unknown) => {
+      assert.ok(error instanceof RedisUnavailableError);
+      assert.ok(error.cause instanceof TimeoutError, `cause: ${String(error.cause)}`);
+      return true;
+    });
+    await assert.rejects(connection.deleteEach(['k']), RedisUnavailableError);
+    // Once the pause is over the same connection answers again (the delete above was abandoned
+    // by rankd, not by Redis: it runs when the pause ends).
+    let values: unknown[] | undefined;
+    for (let attempt = 0; attempt < 50 && values === undefined; attempt++) {
+      try {
+        values = await connection.mget(['k']);
+      } catch {
+        await sleep(100);
+      }
+    }
+    assert.deepEqual(values, [null]);
+  });
+});
