@@ -22,6 +22,8 @@ interface Resolved {
   readonly spec: FeatureSpec;
   /** The group's entity type when it describes one entity; undefined for pairs and per-request groups. */
   readonly soleType: string | undefined;
+  /** The first entity type of a pair group (read by one entity: `getFeature(product, 'text_match:title')`). */
+  readonly pairFirstType: string | undefined;
 }
 
 /** A feature name that cannot be read in this request: an app bug, reported with what to change. */
@@ -120,31 +122,48 @@ export class FeatureTable {
       );
     }
     const soleType = group.entityTypes.length === 1 ? group.entityTypes[0] : undefined;
-    const resolved: Resolved = { groupName, feature, group, spec, soleType };
+    const pairFirstType = group.entityTypes.length === 2 ? group.entityTypes[0] : undefined;
+    const resolved: Resolved = { groupName, feature, group, spec, soleType, pairFirstType };
     this.#resolved.set(name, resolved);
     return resolved;
   }
 
   #readOne(resolved: Resolved, identifier: Identifier): FeatureValue | null {
-    if (identifier.type !== resolved.soleType)
-      return this.#read(resolved, [identifier]) ?? resolved.spec.default;
+    let key: string | undefined;
     // One entity of the group's only type: the row key is its id, no checks left to make.
-    const stored = resolved.group.stored.get(identifier.id);
-    const value = stored
-      ? stored.layout.read(stored.bytes, resolved.feature)
-      : resolved.group.computed.get(identifier.id)?.[resolved.feature];
+    if (identifier.type === resolved.soleType) key = identifier.id;
+    // The first entity of a pair: its one row in this request (a model reading text_match by product).
+    else if (identifier.type === resolved.pairFirstType) key = this.#pairKeyOf(resolved, identifier);
+    else return this.#read(resolved, [identifier]) ?? resolved.spec.default;
+    if (key === undefined) return resolved.spec.default;
+    const { group, feature } = resolved;
+    const stored = group.stored.get(key);
+    const value = stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
     return value ?? resolved.spec.default;
+  }
+
+  /** The key of the one row of a pair group that has `first` as its first entity, if any. */
+  #pairKeyOf({ group, groupName }: Resolved, first: Identifier): string | undefined {
+    const keys = group.byFirst.get(first.id);
+    if (keys === undefined) return undefined;
+    if (keys.length > 1) {
+      throw new FeatureLookupError(
+        `${groupName} has ${keys.length} rows for ${first.type} ${JSON.stringify(first.id)} in this request: pass the pair [${group.entityTypes.join(', ')}]`,
+      );
+    }
+    return keys[0];
   }
 
   #read(resolved: Resolved, identifiers: readonly Identifier[]): FeatureValue | null | undefined {
     const { group, feature } = resolved;
-    const key = this.#keyFor(group, resolved.groupName, identifiers);
+    const key = this.#keyFor(resolved, identifiers);
     if (key === undefined) return undefined;
     const stored = group.stored.get(key);
     return stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
   }
 
-  #keyFor(group: Group, groupName: string, identifiers: readonly Identifier[]): string | undefined {
+  #keyFor(resolved: Resolved, identifiers: readonly Identifier[]): string | undefined {
+    const { group, groupName } = resolved;
     const arity = group.entityTypes.length;
     if (arity === 0) return '';
     for (let i = 0; i < identifiers.length; i++) {
@@ -162,14 +181,7 @@ export class FeatureTable {
         group,
         identifiers.map((i) => i.id),
       );
-    const keys = group.byFirst.get(identifiers[0]?.id ?? '');
-    if (keys === undefined) return undefined;
-    if (keys.length > 1) {
-      throw new FeatureLookupError(
-        `${groupName} has ${keys.length} rows for ${identifiers[0]?.type} ${JSON.stringify(identifiers[0]?.id)} in this request: pass the pair [${group.entityTypes.join(', ')}]`,
-      );
-    }
-    return keys[0];
+    return this.#pairKeyOf(resolved, identifiers[0] as Identifier);
   }
 
   #group(name: string): Group {
