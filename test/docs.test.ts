@@ -1,24 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { testServer } from './helpers/server.js';
+import { test } from 'node:test';
+import { useTestServer } from './helpers/server.js';
 
-let redis: TestRedis;
-let server: FastifyInstance;
-
-before(async () => {
-  redis = await startTestRedis();
-  server = await testServer(redis);
-});
-
-after(async () => {
-  await server?.close();
-  await redis?.stop();
-});
+const fixture = useTestServer();
 
 test('/openapi.json is OpenAPI 3 and documents every API route with summary, body, response and errors', async () => {
-  const res = await server.inject({ method: 'GET', url: '/openapi.json' });
+  const res = await fixture.server.inject({ method: 'GET', url: '/openapi.json' });
   assert.equal(res.statusCode, 200);
   const doc = res.json();
   assert.match(doc.openapi, /^3\./);
@@ -54,18 +41,18 @@ test('/openapi.json is OpenAPI 3 and documents every API route with summary, bod
 });
 
 test('/redoc serves a page that loads the local Redoc bundle and the local spec, nothing from a CDN', async () => {
-  const page = await server.inject({ method: 'GET', url: '/redoc' });
+  const page = await fixture.server.inject({ method: 'GET', url: '/redoc' });
   assert.equal(page.statusCode, 200);
   assert.match(String(page.headers['content-type']), /text\/html/);
   assert.match(page.body, /<redoc spec-url="\/openapi.json">/);
   assert.doesNotMatch(page.body, /https?:\/\//);
-  const bundle = await server.inject({ method: 'GET', url: '/redoc/redoc.standalone.js' });
+  const bundle = await fixture.server.inject({ method: 'GET', url: '/redoc/redoc.standalone.js' });
   assert.equal(bundle.statusCode, 200);
   assert.ok(bundle.body.length > 100_000, 'the standalone bundle is served');
 });
 
 test('/healthcheck answers as the predecessor did', async () => {
-  const res = await server.inject({ method: 'GET', url: '/healthcheck' });
+  const res = await fixture.server.inject({ method: 'GET', url: '/healthcheck' });
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), { status: 'OK' });
 });

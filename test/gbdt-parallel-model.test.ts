@@ -9,15 +9,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import { seededRandom, syntheticModel } from '../bench/models-synthetic.js';
 import { defineApp, gbdtModel } from '../src/index.js';
 import { parseGbdtModel } from '../src/models/gbdt/load-gbdt.js';
 import { G_FEATURES, Item, type ItemInput, itemPipeline, replaceFile } from './helpers/model-app.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { postJson, testServer } from './helpers/server.js';
+import { postJson, useTestServer } from './helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXIT_SCRIPT = fileURLToPath(new URL('./fixtures/gbdt/parallel-exit.ts', import.meta.url));
@@ -53,7 +51,7 @@ function itemsOf(count: number, seed: number): ItemInput[] {
 
 /** The first page (100, the most a page holds) of a ranking of `items`: scores by id, and the model versions. */
 async function rank(items: readonly ItemInput[]) {
-  const res = await postJson(server, '/api/v1/parallel', {
+  const res = await postJson(fixture.server, '/api/v1/parallel', {
     request_id: 'gbdt-parallel',
     candidates: items,
     user_page_size: 100,
@@ -83,17 +81,9 @@ function expectedScores(json: string, items: readonly ItemInput[]): Map<string, 
   return new Map(items.map((item, i) => [item.item_id, scores[i] as number]));
 }
 
-let redis: TestRedis;
-let server: FastifyInstance;
+const fixture = useTestServer({ app });
 
-before(async () => {
-  redis = await startTestRedis();
-  server = await testServer(redis, { app });
-});
-
-after(async () => {
-  await server?.close();
-  await redis?.stop();
+after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -109,7 +99,7 @@ describe('gbdtModel with threads', () => {
     const versionA = Parallel.version;
     const inFlight = Array.from({ length: 6 }, () => rank(items));
     replaceFile(modelFile, MODEL_B);
-    const reloaded = await postJson(server, '/api/v1/admin/models/reload', { model: 'parallel' });
+    const reloaded = await postJson(fixture.server, '/api/v1/admin/models/reload', { model: 'parallel' });
     assert.equal(reloaded.body.models[0].status, 'reloaded', JSON.stringify(reloaded.body));
     const scoresOf = new Map([
       [versionA, expectedScores(MODEL_A, items)],

@@ -5,16 +5,14 @@
  * generator of bodies (ID_FUZZ_RUNS, default 3000), explicit cases, and reads over HTTP.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { describe, test } from 'node:test';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { defineApp } from '../src/app/define-app.js';
 import { entityIdsSchema, entityTypeSchema, idsAsStrings } from '../src/http/schemas/entities.js';
 import { scanIdList } from '../src/index/id-list-scanner.js';
 import { parsedByFastify, type SeededRandom, seededRandom } from './helpers/body-scanning.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { testServer } from './helpers/server.js';
+import { useTestServer } from './helpers/server.js';
 
 const MAX_BATCH = 6;
 const RUNS = Number(process.env.ID_FUZZ_RUNS ?? 3000);
@@ -171,16 +169,7 @@ describe('explicit cases', () => {
 });
 
 describe('over HTTP', () => {
-  let redis: TestRedis;
-  let server: FastifyInstance;
-  before(async () => {
-    redis = await startTestRedis();
-    server = await testServer(redis);
-  });
-  after(async () => {
-    await server?.close();
-    await redis?.stop();
-  });
+  const fixture = useTestServer();
 
   test('ids read by either path find the same entities; the answer is byte for byte the stored JSON', async () => {
     const entities = [
@@ -189,7 +178,7 @@ describe('over HTTP', () => {
       { product_id: '3', ok: true },
       { product_id: 'é中😀', deep: { a: [1, 2] } },
     ];
-    const upload = await server.inject({
+    const upload = await fixture.server.inject({
       method: 'POST',
       url: '/api/v1/entities/upload',
       payload: { entity_type: 'product', entities },
@@ -202,7 +191,7 @@ describe('over HTTP', () => {
       // Slow path: an escaped quote in an id.
       '{"entity_type":"product","entity_ids":["g1","g \\"2\\"",3,"é中😀"]}',
     ]) {
-      const response = await server.inject({
+      const response = await fixture.server.inject({
         method: 'POST',
         url: '/api/v1/entities/get',
         payload,
@@ -214,7 +203,7 @@ describe('over HTTP', () => {
       const want = JSON.parse(expected) as { entities: Record<string, unknown> };
       for (const [id, entity] of Object.entries(got.entities)) assert.deepEqual(entity, want.entities[id]);
     }
-    const all = await server.inject({
+    const all = await fixture.server.inject({
       method: 'POST',
       url: '/api/v1/entities/get',
       payload: '{"entity_type":"product","entity_ids":["g1","g \\"2\\"","3","é中😀"]}',
@@ -230,7 +219,7 @@ describe('over HTTP', () => {
       ['{"entity_type":"product","entity_ids":["\\ud800"]}', 422],
       ['{"entity_type":"product","entity_ids":["a"', 400],
     ] as const) {
-      const response = await server.inject({
+      const response = await fixture.server.inject({
         method: 'POST',
         url: '/api/v1/entities/get',
         payload,

@@ -4,11 +4,10 @@
  * Each body is checked against Fastify's own parser, and over HTTP on two routes.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { describe, test } from 'node:test';
+import Fastify from 'fastify';
 import { jsonBodyParser } from '../src/http/json-body.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { testServer } from './helpers/server.js';
+import { useTestServer } from './helpers/server.js';
 
 const BODIES: string[] = [
   '{"entity_type":"product","entity_ids":["a"]}',
@@ -52,16 +51,7 @@ test('the same value or the same error as Fastify’s parser, for every body', (
 });
 
 describe('over HTTP', () => {
-  let redis: TestRedis;
-  let server: FastifyInstance;
-  before(async () => {
-    redis = await startTestRedis();
-    server = await testServer(redis);
-  });
-  after(async () => {
-    await server?.close();
-    await redis?.stop();
-  });
+  const fixture = useTestServer();
 
   for (const url of ['/api/v1/entities/get', '/api/v1/entities/upload']) {
     test(`${url}: a prototype key, however spelled, is a 400`, async () => {
@@ -71,7 +61,7 @@ describe('over HTTP', () => {
         '{"entity_type":"product","entities":[{"product_id":"a","constructor":{"prototype":{}}}]}',
         '{"entity_type":"product","entities":[{"product_id":"a","c\\u006fnstructor":{"prototype":{}}}]}',
       ]) {
-        const response = await server.inject({
+        const response = await fixture.server.inject({
           method: 'POST',
           url,
           payload,

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
 import {
   AppLoadError,
   chainModels,
@@ -30,8 +29,7 @@ import {
   X,
 } from './helpers/model-app.js';
 import { sleep } from './helpers/ranking-app.js';
-import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { postJson, testServer } from './helpers/server.js';
+import { postJson, testServer, useTestServer } from './helpers/server.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const XGBOOST_MODEL = join(FIXTURES, 'gbdt/xgboost/binary-logistic.model.json');
@@ -127,23 +125,15 @@ const ITEMS: ItemInput[] = [
 ];
 const value = (item: ItemInput, field: 'a' | 'b') => item[field] ?? 0;
 
-let redis: TestRedis;
-let server: FastifyInstance;
+const fixture = useTestServer({ app });
 
-before(async () => {
-  redis = await startTestRedis();
-  server = await testServer(redis, { app });
-});
-
-after(async () => {
-  await server?.close();
-  await redis?.stop();
+after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('linear model', () => {
   test('scores bias + Σ weight × feature; missing features count 0, booleans 1/0', async () => {
-    const ranked = await rank(server, 'linear', ITEMS);
+    const ranked = await rank(fixture.server, 'linear', ITEMS);
     assert.equal(ranked.status, 200, JSON.stringify(ranked.body));
     for (const item of ITEMS) {
       const expected = 0.5 + 2 * value(item, 'a') - value(item, 'b') + (item.flag === true ? 10 : 0);
@@ -154,7 +144,7 @@ describe('linear model', () => {
   });
 
   test('objective sigmoid gives a probability', async () => {
-    const ranked = await rank(server, 'logistic', ITEMS);
+    const ranked = await rank(fixture.server, 'logistic', ITEMS);
     for (const item of ITEMS)
       close(ranked.scores.get(item.item_id), 1 / (1 + Math.exp(-(value(item, 'a') - 1))), item.item_id);
   });
@@ -182,7 +172,7 @@ describe('gbdt model', () => {
   const items: ItemInput[] = XGBOOST_CASES.inputs.slice(0, 40).map((v, i) => ({ item_id: `t${i}`, v }));
 
   test('scores like the evaluator on the same rows, and like XGBoost', async () => {
-    const ranked = await rank(server, 'gbdt', items);
+    const ranked = await rank(fixture.server, 'gbdt', items);
     assert.equal(ranked.status, 200, JSON.stringify(ranked.body));
     const ensemble = await loadGbdtModel(XGBOOST_MODEL);
     const matrix = Float64Array.from(items.flatMap((item) => (item.v ?? []).map((x) => x ?? Number.NaN)));
@@ -195,7 +185,7 @@ describe('gbdt model', () => {
         `${item.item_id} vs xgboost`,
       );
     });
-    const raw = await rank(server, 'gbdt_raw', items);
+    const raw = await rank(fixture.server, 'gbdt_raw', items);
     const margins = ensemble.predictMargin(matrix, items.length, 6);
     closeAll(raw.scores, items, margins, 'raw');
   });
@@ -223,20 +213,20 @@ describe('onnx model', () => {
   const items: ItemInput[] = ONNX_EXPECTED.inputs.map(([a, b, c], i) => ({ item_id: `o${i}`, a, b, c }));
 
   test('a TreeEnsembleRegressor made with python3-onnx scores as the fixture says, missing values included', async () => {
-    const ranked = await rank(server, 'onnx_trees', items);
+    const ranked = await rank(fixture.server, 'onnx_trees', items);
     assert.equal(ranked.status, 200, JSON.stringify(ranked.body));
     closeAll(ranked.scores, items, ONNX_EXPECTED['tree-ensemble.onnx'] ?? [], 'trees');
   });
 
   test('a replaced file is reloaded by the admin route; the new session scores', async () => {
-    const before = await rank(server, 'onnx_swap', items);
+    const before = await rank(fixture.server, 'onnx_swap', items);
     closeAll(before.scores, items, ONNX_EXPECTED['linear.onnx'] ?? [], 'v1');
     replaceFile(join(dir, 'swap.onnx'), readFileSync(join(FIXTURES, 'onnx/linear-v2.onnx')));
-    const res = await postJson(server, '/api/v1/admin/models/reload', { model: 'onnx_swap' });
+    const res = await postJson(fixture.server, '/api/v1/admin/models/reload', { model: 'onnx_swap' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     // The watcher may have been first: then the route finds the file already loaded.
     assert.ok(['reloaded', 'unchanged'].includes(res.body.models[0].status), JSON.stringify(res.body));
-    const after = await rank(server, 'onnx_swap', items);
+    const after = await rank(fixture.server, 'onnx_swap', items);
     closeAll(after.scores, items, ONNX_EXPECTED['linear-v2.onnx'] ?? [], 'v2');
   });
 
@@ -254,7 +244,9 @@ describe('onnx model', () => {
 
 describe('a model file that cannot be loaded stops the start', () => {
   const startWith = (model: Parameters<typeof itemPipeline>[1]) =>
-    testServer(redis, { app: defineApp({ name: 'broken', pipelines: [itemPipeline('broken', model)] }) });
+    testServer(fixture.redis, {
+      app: defineApp({ name: 'broken', pipelines: [itemPipeline('broken', model)] }),
+    });
   const failsNaming = (path: string, reason: RegExp) => (error: Error) => {
     assert.ok(error instanceof AppLoadError, String(error));
     assert.ok(error.message.includes(path), error.message);
@@ -310,7 +302,7 @@ describe('hot reload', () => {
     const worker = async () => {
       while (!stop) {
         const started = clock++;
-        const ranked = await rank(server, 'hot', items);
+        const ranked = await rank(fixture.server, 'hot', items);
         done.push({ ...ranked, started, finished: clock++ });
       }
     };
@@ -351,7 +343,7 @@ describe('hot reload', () => {
     }
     assert.match(Hot.lastReload.error ?? '', /not JSON/);
     assert.equal(Hot.version, serving);
-    const ranked = await rank(server, 'hot', items);
+    const ranked = await rank(fixture.server, 'hot', items);
     assert.equal(ranked.status, 200);
     assert.ok(isNew(ranked), 'still the last good file');
   });
@@ -360,7 +352,7 @@ describe('hot reload', () => {
 describe('admin reload route', () => {
   const items: ItemInput[] = [{ item_id: 'f1', a: 3, b: 5 }];
   const reload = (body: unknown, headers = {}) =>
-    postJson(server, '/api/v1/admin/models/reload', body, headers);
+    postJson(fixture.server, '/api/v1/admin/models/reload', body, headers);
 
   test('unchanged, failed (old model kept, reason given), then reloaded', async () => {
     const v1 = Fragile.version;
@@ -377,7 +369,7 @@ describe('admin reload route', () => {
     assert.equal(failed.status, 'failed');
     assert.equal(failed.version, v1);
     assert.match(failed.error, /not JSON/);
-    assert.equal((await rank(server, 'fragile', items)).scores.get('f1'), 3);
+    assert.equal((await rank(fixture.server, 'fragile', items)).scores.get('f1'), 3);
 
     replaceFile(Fragile.file, weights({ 'x:b': 1 }, 1));
     res = await reload({ model: 'fragile' });
@@ -385,7 +377,7 @@ describe('admin reload route', () => {
     assert.equal(reloaded.status, 'reloaded');
     assert.notEqual(reloaded.version, v1);
     assert.equal(reloaded.version, Fragile.version);
-    const ranked = await rank(server, 'fragile', items);
+    const ranked = await rank(fixture.server, 'fragile', items);
     assert.equal(ranked.scores.get('f1'), 6);
     assert.deepEqual([...ranked.versions], [reloaded.version]);
   });
@@ -413,7 +405,7 @@ describe('admin reload route', () => {
   });
 
   test('documented in the OpenAPI document', async () => {
-    const spec = (await server.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const spec = (await fixture.server.inject({ method: 'GET', url: '/openapi.json' })).json();
     const operation = spec.paths['/api/v1/admin/models/reload'].post;
     assert.equal(operation.operationId, 'admin_models_reload');
     assert.ok(operation.summary);
@@ -421,7 +413,7 @@ describe('admin reload route', () => {
   });
 
   test('needs an admin key when keys are set', async () => {
-    const keyed = await testServer(redis, {
+    const keyed = await testServer(fixture.redis, {
       app: defineApp({
         name: 'keyed',
         pipelines: [
@@ -451,7 +443,7 @@ describe('admin reload route', () => {
 
 describe('model chain', () => {
   test("each model's score is a feature of the next; the chain scores with the last", async () => {
-    const ranked = await rank(server, 'chain', ITEMS);
+    const ranked = await rank(fixture.server, 'chain', ITEMS);
     assert.equal(ranked.status, 200, JSON.stringify(ranked.body));
     for (const item of ITEMS)
       close(ranked.scores.get(item.item_id), 10 * value(item, 'a') + value(item, 'b'), item.item_id);

@@ -1,8 +1,9 @@
+import { after, before } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { RankdApp } from '../../src/app/define-app.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import { buildServer } from '../../src/http/build-server.js';
-import type { TestRedis } from './redis-server.js';
+import { startTestRedis, type TestRedis } from './redis-server.js';
 
 /**
  * Config for tests: the test Redis (a test cluster's nodes as `REDIS_CLUSTER_NODES`), no logs,
@@ -31,6 +32,43 @@ export async function testServer(
   if (!(await server.rankd.redis.waitUntilReady(5000)))
     throw new Error('test server did not connect to Redis');
   return server;
+}
+
+/** What {@link useTestServer} sets up: read its fields inside tests, once `before` has run. */
+export interface TestServerFixture {
+  readonly redis: TestRedis;
+  readonly server: FastifyInstance;
+}
+
+/**
+ * Registers, in the current suite (or the file), a `before` that starts a test Redis and a
+ * server on it, and an `after` that closes both: the pair nearly every HTTP test file needs.
+ */
+export function useTestServer(
+  options: { env?: Record<string, string>; app?: RankdApp } = {},
+): TestServerFixture {
+  let redis: TestRedis | undefined;
+  let server: FastifyInstance | undefined;
+  before(async () => {
+    redis = await startTestRedis();
+    server = await testServer(redis, options);
+  });
+  after(async () => {
+    await server?.close();
+    await redis?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useTestServer: read the fixture inside a test, after before()');
+    return value;
+  };
+  return {
+    get redis() {
+      return started(redis);
+    },
+    get server() {
+      return started(server);
+    },
+  };
 }
 
 /** POSTs JSON and returns status and parsed body. */
