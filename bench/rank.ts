@@ -68,6 +68,17 @@ const CASES: readonly RankCase[] = [
   },
 ];
 
+/**
+ * The cases to run: all, or those `BENCH_RANK_CASES` names (`BENCH_RANK_CASES=b` measures only the
+ * 1000-candidate case, to compare two builds of one change in half the time).
+ */
+function casesToRun(): Set<string> {
+  const named = (process.env.BENCH_RANK_CASES ?? '').split(/[\s,]+/).filter(Boolean);
+  const unknown = named.filter((key) => !CASES.some((rankCase) => rankCase.key === key));
+  if (unknown.length > 0) throw new Error(`BENCH_RANK_CASES: no case ${unknown.join(', ')} (cases: a, b)`);
+  return new Set(named.length > 0 ? named : CASES.map((rankCase) => rankCase.key));
+}
+
 type PathName = 'rankd' | 'floor';
 
 /** One of the two servers under test, and how its answers are checked. */
@@ -98,6 +109,7 @@ function monotonicUs(): number {
 
 /** Runs the rank benchmark and returns its figures. */
 export async function run(context: BenchContext): Promise<Record<string, unknown>> {
+  const selectedCases = casesToRun();
   const plan: Plan = context.quick
     ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
     : {
@@ -162,6 +174,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const bench = new Measurer(monitor, phaseWindows);
     const cases: Record<string, CaseFigures> = {};
     for (const [n, rankCase] of CASES.entries()) {
+      if (!selectedCases.has(rankCase.key)) continue;
       const requests = rankRequests(
         rankCase,
         context.quick ? Math.ceil(rankCase.distinctRequests / 10) : rankCase.distinctRequests,

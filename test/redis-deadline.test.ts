@@ -102,3 +102,37 @@ describe('a Redis that stops answering', () => {
     assert.deepEqual(values, [null]);
   });
 });
+
+describe('commands on a single Redis', () => {
+  let redis: TestRedis;
+  let connection: RedisConnection;
+
+  before(async () => {
+    redis = await startTestRedis();
+    connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 500, commandTimeoutMs: 5000 });
+    assert.ok(await connection.waitUntilReady(5000));
+  });
+
+  after(async () => {
+    await connection?.close();
+    await redis?.stop();
+  });
+
+  test('make no timer each: node-redis default per-command timeout is off', async () => {
+    // node-redis 6 gives every command a 5 s AbortSignal.timeout (a timer and two listener calls)
+    // unless told otherwise; the connection's one deadline timer replaces them all.
+    const original = AbortSignal.timeout;
+    let made = 0;
+    AbortSignal.timeout = (ms: number) => {
+      made++;
+      return original.call(AbortSignal, ms);
+    };
+    try {
+      await connection.mset([['a', '1'], ['b', '2']]);
+      for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
+    } finally {
+      AbortSignal.timeout = original;
+    }
+    assert.equal(made, 0);
+  });
+});

@@ -62,7 +62,10 @@ function createBufferClient(url: string, options: TransportOptions) {
     disableOfflineQueue: true,
     socket: { connectTimeout: options.connectTimeoutMs, reconnectStrategy: reconnectDelay },
     // No per-command timeout here: node-redis makes an AbortSignal.timeout for every command,
-    // and the connection already fails any operation past REDIS_COMMAND_TIMEOUT_MS.
+    // and the connection already fails any operation past REDIS_COMMAND_TIMEOUT_MS. node-redis 6
+    // gives every command a 5 s one unless told otherwise (it covers only the wait to be written);
+    // 0 turns it off.
+    commandOptions: { timeout: 0 },
   }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 }
 
