@@ -128,7 +128,10 @@ describe('commands on a single Redis', () => {
       return original.call(AbortSignal, ms);
     };
     try {
-      await connection.mset([['a', '1'], ['b', '2']]);
+      await connection.mset([
+        ['a', '1'],
+        ['b', '2'],
+      ]);
       for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
     } finally {
       AbortSignal.timeout = original;
