@@ -112,25 +112,34 @@ export async function computeRealtimeFeatures(context: RequestContext, plan: Fea
   for (const group of plan.realtime) {
     const types = group.entityTypes.map((t) => t.name);
     context.features.declare(group.name, group.features, types);
-    const jobs: Array<[ids: string[], result: Computed | Promise<Computed>]> = [];
+    // Parallel lists and Map.forEach rather than iterators and tuples: this runs for every entity
+    // (or pair) of every request, and each iterator step or tuple is garbage for the collector.
+    const keys: string[][] = [];
+    const results: Array<Computed | Promise<Computed>> = [];
+    let anyAsync = false;
+    const add = (ids: string[], result: Computed | Promise<Computed>) => {
+      keys.push(ids);
+      results.push(result);
+      if (result instanceof Promise) anyAsync = true;
+    };
     const [first, second] = types;
     if (first === undefined) {
-      jobs.push([[], group.compute(context.request)]);
+      add([], group.compute(context.request));
     } else if (second === undefined) {
-      for (const [id, entity] of context.entitiesByType.get(first) ?? [])
-        jobs.push([[id], group.compute(entity, context.request)]);
+      context.entitiesByType
+        .get(first)
+        ?.forEach((entity, id) => add([id], group.compute(entity, context.request)));
     } else {
-      const others = [...(context.entitiesByType.get(second) ?? [])];
-      for (const [id, entity] of context.entitiesByType.get(first) ?? []) {
-        for (const [otherId, other] of others) {
-          if (other !== entity) jobs.push([[id, otherId], group.compute(entity, other, context.request)]);
-        }
-      }
+      const others = context.entitiesByType.get(second);
+      context.entitiesByType.get(first)?.forEach((entity, id) =>
+        others?.forEach((other, otherId) => {
+          if (other !== entity) add([id, otherId], group.compute(entity, other, context.request));
+        }),
+      );
     }
     // Await only when some call was asynchronous: 1000 synchronous computations need no promise each.
-    const results = jobs.some(([, r]) => r instanceof Promise)
-      ? await Promise.all(jobs.map(([, r]) => r))
-      : jobs.map(([, r]) => r as Computed);
-    for (const [i, [ids]] of jobs.entries()) context.features.putComputed(group.name, ids, results[i] ?? {});
+    const values = anyAsync ? await Promise.all(results) : (results as Computed[]);
+    for (let i = 0; i < keys.length; i++)
+      context.features.putComputed(group.name, keys[i] as string[], values[i] ?? {});
   }
 }
