@@ -139,14 +139,17 @@ export class EventRecorder {
     }));
   }
 
-  /** The events the sink takes: all of them, unless some were recorded only for the response. */
-  forSink(): RequestEvents {
-    const events =
-      !this.respond || this.#recorded.length === 0
-        ? this.#recorded
-        : this.#recorded.filter(
-            (e) => this.#sinkKinds.has(e.event_type) || this.#sinkKinds.has(kindOf(e.event_type)),
-          );
-    return { envelope: this.envelope, events };
+  /**
+   * The events the sink takes: all of them, unless some were recorded only for the response;
+   * undefined when there are none (most requests, when only some are sampled: no envelope to make).
+   */
+  forSink(): RequestEvents | undefined {
+    if (this.#recorded.length === 0) return undefined;
+    const events = !this.respond
+      ? this.#recorded
+      : this.#recorded.filter(
+          (e) => this.#sinkKinds.has(e.event_type) || this.#sinkKinds.has(kindOf(e.event_type)),
+        );
+    return events.length === 0 ? undefined : { envelope: this.envelope, events };
   }
 }

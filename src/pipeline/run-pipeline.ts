@@ -23,7 +23,7 @@ export interface RunOptions {
   readonly runId?: string | null;
   /** Experiments to assign the request to, after hydration. */
   readonly experiments?: ExperimentScope | undefined;
-  /** Given the events for the sink once the pipeline has its result. */
+  /** Given the events for the sink once the pipeline has its result (not called when there are none). */
   readonly onEvents?: (events: RequestEvents) => void;
   /** Told when each stage ends (metrics, spans). */
   readonly stages?: StageObserver | undefined;
@@ -75,7 +75,8 @@ export function runPipeline(
     await computeRealtimeFeatures(context, plan);
     context.stageEnded('realtime_features', fetched);
     const result = await pipeline.execute(context, plan);
-    options.onEvents?.(events.forSink());
+    const forSink = events.forSink();
+    if (forSink !== undefined) options.onEvents?.(forSink);
     return result;
   });
 }

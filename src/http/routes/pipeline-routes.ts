@@ -55,9 +55,7 @@ export function registerPipelineRoutes(
             events: events.policy,
             runId: runIdOf(request),
             experiments,
-            onEvents: (recorded) => {
-              if (recorded.events.length > 0) forSink.set(request, recorded);
-            },
+            onEvents: (recorded) => forSink.set(request, recorded),
             stages: stageObserverFor(request),
           },
         );
