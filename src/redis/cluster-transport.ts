@@ -1,6 +1,7 @@
 import { createCluster, RESP_TYPES } from 'redis';
 import { hashSlot } from './hash-slot.js';
 import {
+  NO_COMMAND_TIMEOUT,
   type RedisCommand,
   type RedisTransport,
   reconnectDelay,
@@ -40,7 +41,7 @@ function createBufferCluster(nodes: readonly string[], options: TransportOptions
           Math.min(reconnectDelay(retries), MAX_NODE_RECONNECT_DELAY_MS),
       },
     },
-    commandOptions: { timeout: options.commandTimeoutMs },
+    commandOptions: NO_COMMAND_TIMEOUT,
     topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_AFTER_MS,
   }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 }

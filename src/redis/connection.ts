@@ -30,14 +30,6 @@ export interface RedisConnectionOptions {
 export type StoredValue = Buffer | null;
 
 /**
- * Extra time an operation gets beyond `commandTimeoutMs` on a cluster, where node-redis times
- * single commands out itself; the connection's deadline is then for what it does not time (a
- * MULTI/EXEC, a command waiting for a node to connect), so that no request can hang. On a single
- * Redis the deadline is the only timeout (one timer for all commands, not one per command).
- */
-const CLUSTER_DEADLINE_GRACE_MS = 250;
-
-/**
  * The one Redis connection of a rankd process, on a single Redis or on a Redis Cluster: connects
  * in the background, reconnects by itself forever, and turns every transport failure into a
  * {@link RedisUnavailableError} (HTTP 503). The methods are the few operations rankd's stores need.
@@ -63,7 +55,6 @@ export class RedisConnection {
     this.#options = options;
     const transportOptions = {
       connectTimeoutMs: options.connectTimeoutMs,
-      commandTimeoutMs: options.commandTimeoutMs,
       onEvent: (event: TransportEvent, detail: string) => this.#onEvent(event, detail),
     };
     const nodes = options.clusterNodes ?? [];
@@ -73,9 +64,7 @@ export class RedisConnection {
         ? new ClusterTransport(nodes, transportOptions)
         : new SingleNodeTransport(options.url, transportOptions);
     this.address = this.#transport.address;
-    this.#deadlines = new Deadlines(
-      options.commandTimeoutMs + (this.mode === 'cluster' ? CLUSTER_DEADLINE_GRACE_MS : 0),
-    );
+    this.#deadlines = new Deadlines(options.commandTimeoutMs);
   }
 
   /** Starts connecting (in the background: Redis being down at start-up is not fatal). */

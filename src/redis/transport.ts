@@ -10,11 +10,6 @@ export type TransportEvent = 'ready' | 'lost';
 export interface TransportOptions {
   /** Longest wait for one connection attempt, in ms. */
   connectTimeoutMs: number;
-  /**
-   * Longest wait for one command, in ms: node-redis's own timeout per command on a cluster. A
-   * single-node transport leaves it to the connection's deadline (one timer for all commands).
-   */
-  commandTimeoutMs: number;
   /** Every connection trouble and recovery, as it happens (the owner de-duplicates). */
   onEvent: (event: TransportEvent, detail: string) => void;
 }
@@ -50,6 +45,16 @@ export interface RedisTransport {
 
 const MAX_RECONNECT_DELAY_MS = 2000;
 
+/**
+ * node-redis's command options for rankd's clients: no per-command timeout. node-redis 6 gives
+ * every command one (5 s unless told otherwise) that covers only its wait to be written, at the
+ * cost of an `AbortSignal.timeout` per command, kept alive with its listener until it fires: a
+ * timer and garbage for every command, which under load cost rank (a) about a fifth of its
+ * throughput (docs/benchmarks.md). The connection's deadline (src/redis/deadlines.ts) fails every
+ * operation past REDIS_COMMAND_TIMEOUT_MS, written or not.
+ */
+export const NO_COMMAND_TIMEOUT = { timeout: 0 } as const;
+
 /** Backoff between reconnection attempts: 50 ms doubling up to 2 s, forever. */
 export function reconnectDelay(retries: number): number {
   return Math.min(50 * 2 ** Math.min(retries, 6), MAX_RECONNECT_DELAY_MS);
@@ -61,11 +66,7 @@ function createBufferClient(url: string, options: TransportOptions) {
     // Fail fast while disconnected instead of queueing: a request must answer 503, never hang.
     disableOfflineQueue: true,
     socket: { connectTimeout: options.connectTimeoutMs, reconnectStrategy: reconnectDelay },
-    // No per-command timeout here: node-redis makes an AbortSignal.timeout for every command,
-    // and the connection already fails any operation past REDIS_COMMAND_TIMEOUT_MS. node-redis 6
-    // gives every command a 5 s one unless told otherwise (it covers only the wait to be written);
-    // 0 turns it off.
-    commandOptions: { timeout: 0 },
+    commandOptions: NO_COMMAND_TIMEOUT,
   }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 }
 
