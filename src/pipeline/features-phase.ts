@@ -126,16 +126,16 @@ export async function computeRealtimeFeatures(context: RequestContext, plan: Fea
     if (first === undefined) {
       add([], group.compute(context.request));
     } else if (second === undefined) {
-      context.entitiesByType
-        .get(first)
-        ?.forEach((entity, id) => add([id], group.compute(entity, context.request)));
+      context.entitiesByType.get(first)?.forEach((entity, id) => {
+        add([id], group.compute(entity, context.request));
+      });
     } else {
       const others = context.entitiesByType.get(second);
-      context.entitiesByType.get(first)?.forEach((entity, id) =>
+      context.entitiesByType.get(first)?.forEach((entity, id) => {
         others?.forEach((other, otherId) => {
           if (other !== entity) add([id, otherId], group.compute(entity, other, context.request));
-        }),
-      );
+        });
+      });
     }
     // Await only when some call was asynchronous: 1000 synchronous computations need no promise each.
     const values = anyAsync ? await Promise.all(results) : (results as Computed[]);
