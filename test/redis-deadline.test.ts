@@ -10,6 +10,7 @@ import { RedisUnavailableError } from '../src/errors/index.js';
 import { RedisConnection } from '../src/redis/connection.js';
 import { Deadlines } from '../src/redis/deadlines.js';
 import { sleep } from './helpers/ranking-app.js';
+import { startTestCluster } from './helpers/redis-cluster.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 describe('Deadlines', () => {
@@ -103,39 +104,61 @@ describe('a Redis that stops answering', () => {
   });
 });
 
-describe('commands on a single Redis', () => {
-  let redis: TestRedis;
-  let connection: RedisConnection;
+/** How many `AbortSignal.timeout`s `work` makes (node-redis makes one per command unless told not to). */
+async function abortSignalsMadeBy(work: () => Promise<void>): Promise<number> {
+  const original = AbortSignal.timeout;
+  let made = 0;
+  AbortSignal.timeout = (ms: number) => {
+    made++;
+    return original.call(AbortSignal, ms);
+  };
+  try {
+    await work();
+  } finally {
+    AbortSignal.timeout = original;
+  }
+  return made;
+}
 
-  before(async () => {
-    redis = await startTestRedis();
-    connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 500, commandTimeoutMs: 5000 });
-    assert.ok(await connection.waitUntilReady(5000));
-  });
+/** Some writes and reads through `connection`. */
+async function someCommands(connection: RedisConnection): Promise<void> {
+  await connection.mset([
+    ['a', '1'],
+    ['b', '2'],
+  ]);
+  for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
+}
 
-  after(async () => {
-    await connection?.close();
-    await redis?.stop();
-  });
-
-  test('make no timer each: node-redis default per-command timeout is off', async () => {
-    // node-redis 6 gives every command a 5 s AbortSignal.timeout (a timer and two listener calls)
-    // unless told otherwise; the connection's one deadline timer replaces them all.
-    const original = AbortSignal.timeout;
-    let made = 0;
-    AbortSignal.timeout = (ms: number) => {
-      made++;
-      return original.call(AbortSignal, ms);
-    };
+// node-redis 6 gives every command a 5 s AbortSignal.timeout (a timer and two listener calls, kept
+// alive with the command until it fires) unless told otherwise; the connection's one deadline
+// timer replaces them all, on a single Redis and on a cluster.
+describe('commands make no timer each', () => {
+  test('on a single Redis', async () => {
+    const redis = await startTestRedis();
+    const connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 500, commandTimeoutMs: 5000 });
     try {
-      await connection.mset([
-        ['a', '1'],
-        ['b', '2'],
-      ]);
-      for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
+      assert.ok(await connection.waitUntilReady(5000));
+      assert.equal(await abortSignalsMadeBy(() => someCommands(connection)), 0);
     } finally {
-      AbortSignal.timeout = original;
+      await connection.close();
+      await redis.stop();
     }
-    assert.equal(made, 0);
+  });
+
+  test('on a Redis Cluster', async () => {
+    const cluster = await startTestCluster();
+    const connection = new RedisConnection({
+      url: '',
+      clusterNodes: cluster.nodes.split(','),
+      connectTimeoutMs: 500,
+      commandTimeoutMs: 5000,
+    });
+    try {
+      assert.ok(await connection.waitUntilReady(10_000));
+      assert.equal(await abortSignalsMadeBy(() => someCommands(connection)), 0);
+    } finally {
+      await connection.close();
+      await cluster.stop();
+    }
   });
 });
