@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createClient, TimeoutError } from 'redis';
 import { RedisUnavailableError } from '../src/errors/index.js';
-import { RedisConnection } from '../src/redis/connection.js';
+import { RedisConnection, type RedisConnectionOptions } from '../src/redis/connection.js';
 import { Deadlines } from '../src/redis/deadlines.js';
 import { sleep } from './helpers/ranking-app.js';
 import { startTestCluster } from './helpers/redis-cluster.js';
@@ -104,60 +104,55 @@ describe('a Redis that stops answering', () => {
   });
 });
 
-/** How many `AbortSignal.timeout`s `work` makes (node-redis makes one per command unless told not to). */
-async function abortSignalsMadeBy(work: () => Promise<void>): Promise<number> {
+/**
+ * How many `AbortSignal.timeout`s some writes and reads make through a connection with `options`
+ * (node-redis makes one per command unless told not to).
+ */
+async function abortSignalsMadeThrough(options: RedisConnectionOptions): Promise<number> {
+  const connection = new RedisConnection(options);
   const original = AbortSignal.timeout;
   let made = 0;
-  AbortSignal.timeout = (ms: number) => {
-    made++;
-    return original.call(AbortSignal, ms);
-  };
   try {
-    await work();
+    assert.ok(await connection.waitUntilReady(10_000));
+    AbortSignal.timeout = (ms: number) => {
+      made++;
+      return original.call(AbortSignal, ms);
+    };
+    await connection.mset([
+      ['a', '1'],
+      ['b', '2'],
+    ]);
+    for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
   } finally {
     AbortSignal.timeout = original;
+    await connection.close();
   }
   return made;
-}
-
-/** Some writes and reads through `connection`. */
-async function someCommands(connection: RedisConnection): Promise<void> {
-  await connection.mset([
-    ['a', '1'],
-    ['b', '2'],
-  ]);
-  for (let i = 0; i < 20; i++) await connection.mget(['a', 'b']);
 }
 
 // node-redis 6 gives every command a 5 s AbortSignal.timeout (a timer and two listener calls, kept
 // alive with the command until it fires) unless told otherwise; the connection's one deadline
 // timer replaces them all, on a single Redis and on a cluster.
 describe('commands make no timer each', () => {
+  const timeouts = { connectTimeoutMs: 500, commandTimeoutMs: 5000 };
+
   test('on a single Redis', async () => {
     const redis = await startTestRedis();
-    const connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 500, commandTimeoutMs: 5000 });
     try {
-      assert.ok(await connection.waitUntilReady(5000));
-      assert.equal(await abortSignalsMadeBy(() => someCommands(connection)), 0);
+      assert.equal(await abortSignalsMadeThrough({ url: redis.url, ...timeouts }), 0);
     } finally {
-      await connection.close();
       await redis.stop();
     }
   });
 
   test('on a Redis Cluster', async () => {
     const cluster = await startTestCluster();
-    const connection = new RedisConnection({
-      url: '',
-      clusterNodes: cluster.nodes.split(','),
-      connectTimeoutMs: 500,
-      commandTimeoutMs: 5000,
-    });
     try {
-      assert.ok(await connection.waitUntilReady(10_000));
-      assert.equal(await abortSignalsMadeBy(() => someCommands(connection)), 0);
+      assert.equal(
+        await abortSignalsMadeThrough({ url: '', clusterNodes: cluster.nodes.split(','), ...timeouts }),
+        0,
+      );
     } finally {
-      await connection.close();
       await cluster.stop();
     }
   });
