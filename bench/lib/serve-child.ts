@@ -3,7 +3,10 @@
  * it listens (or why it could not), answers `cpu`, and closes and exits on `stop` or when the parent
  * goes away. server-process.ts is the parent's side of the same protocol.
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 /** Messages from a server child to the parent. */
 export type ServeMessage =
@@ -50,10 +53,12 @@ export async function listenOnLoopback(server: Listenable): Promise<ListeningSer
 export function runServeChild(start: () => Promise<ListeningServer>): void {
   const main = async () => {
     const listening = await start();
+    const heapSampling = await startHeapSampling(process.env.BENCH_HEAP_SAMPLE_DIR);
     let stopping = false;
     const stop = async () => {
       if (stopping) return;
       stopping = true;
+      await heapSampling?.();
       await listening.close();
       process.exit(0);
     };
@@ -72,4 +77,26 @@ export function runServeChild(start: () => Promise<ListeningServer>): void {
     tell({ kind: 'failed', reason: error instanceof Error ? error.message : String(error) });
     process.exit(1);
   });
+}
+
+/**
+ * With `BENCH_HEAP_SAMPLE_DIR` set, samples every allocation the server makes from now on, the
+ * garbage included (`--heap-prof` keeps only what is still alive at exit, which says nothing
+ * about what the collector had to clear). Returns what writes the `.heapprofile` into the
+ * directory; summarise it with `bench/lib/heap-summary.ts`.
+ */
+async function startHeapSampling(dir: string | undefined): Promise<(() => Promise<void>) | undefined> {
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    await writeFile(join(dir, `Heap.${process.pid}.heapprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }

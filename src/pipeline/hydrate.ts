@@ -3,11 +3,19 @@ import { idOf, referencedType } from '../entities/identifier.js';
 import type { EntityData, EntityIndex } from '../index/entity-index.js';
 import type { RequestContext } from './request-context.js';
 
+/** Where a request object sits: the array and index, or the object and field, that hold it. */
+interface Home {
+  readonly holder: Record<string | number, unknown> | unknown[];
+  readonly key: string | number;
+}
+
 /** Entities of one identity found at one level, with every request object that stands for it. */
 export interface Discovered {
   readonly type: EntityType;
   readonly id: string;
   readonly objects: Array<Record<string, unknown>>;
+  /** Where each of `objects` sits, so hydration can put the filled object there instead. */
+  readonly homes: Home[];
 }
 
 /** Where entities sit in a request: a field holding one entity or a list of them. */
@@ -22,20 +30,23 @@ export function discoverEntities(
   slots: readonly EntitySlot[],
 ): Discovered[] {
   const found = new Map<string, Discovered>();
-  const add = (type: EntityType, value: unknown) => {
+  const add = (type: EntityType, holder: Home['holder'], key: string | number) => {
+    const value = (holder as Record<string | number, unknown>)[key];
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
     const entity = value as Record<string, unknown>;
     const id = idOf(type.idField, entity);
     if (id === undefined) return;
-    const key = `${type.name}::${id}`;
-    const existing = found.get(key);
-    if (existing) existing.objects.push(entity);
-    else found.set(key, { type, id, objects: [entity] });
+    const identity = `${type.name}::${id}`;
+    const existing = found.get(identity);
+    if (existing) {
+      existing.objects.push(entity);
+      existing.homes.push({ holder, key });
+    } else found.set(identity, { type, id, objects: [entity], homes: [{ holder, key }] });
   };
   for (const slot of slots) {
     const value = request[slot.field];
-    if (Array.isArray(value)) for (const item of value) add(slot.type, item);
-    else add(slot.type, value);
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) add(slot.type, value, i);
+    else add(slot.type, request, slot.field);
   }
   return [...found.values()];
 }
@@ -58,11 +69,17 @@ export function fillLevel(
   const shared: Array<[entity: Record<string, unknown>, field: string, key: string]> = [];
   level.forEach((entry, i) => {
     const values = stored[i];
-    for (const entity of entry.objects) {
+    const { objects, homes } = entry;
+    // Copies of the stored entity first, for identities the request names more than once: each
+    // object stays the caller's own. The first then takes the parsed stored object itself.
+    for (let j = objects.length - 1; j >= 0; j--) {
+      let entity = objects[j] as Record<string, unknown>;
       if (values !== undefined) {
-        for (const field in values) {
-          if (entity[field] === undefined || entity[field] === null) entity[field] = values[field];
-        }
+        if (j === 0) {
+          entity = overlay(values, entity);
+          const home = homes[0] as Home;
+          (home.holder as Record<string | number, unknown>)[home.key] = entity;
+        } else fillFrom(entity, values);
       }
       for (const [field, value] of entry.type.defaults) {
         if (entity[field] === undefined) entity[field] = structuredCloneIfObject(value);
@@ -83,9 +100,19 @@ export function fillLevel(
           shared.push([entity, reference.as, key]);
           continue;
         }
+        const home: Home = { holder: entity, key: reference.as };
         const existing = next.get(key);
-        if (existing) existing.objects.push(target as Record<string, unknown>);
-        else next.set(key, { type: targetType, id, objects: [target as Record<string, unknown>] });
+        if (existing) {
+          existing.objects.push(target as Record<string, unknown>);
+          existing.homes.push(home);
+        } else {
+          next.set(key, {
+            type: targetType,
+            id,
+            objects: [target as Record<string, unknown>],
+            homes: [home],
+          });
+        }
       }
     }
   });
@@ -126,6 +153,28 @@ function referencesOf(type: EntityType): Array<[string, EntityReference]> {
     referenceLists.set(type, list);
   }
   return list;
+}
+
+/** Fills what `entity` (a caller's object) lacks from the stored values: the caller's values win. */
+function fillFrom(entity: Record<string, unknown>, values: EntityData): void {
+  for (const field in values) {
+    if (entity[field] === undefined || entity[field] === null) entity[field] = values[field];
+  }
+}
+
+/**
+ * {@link fillFrom}'s result built the other way round: the caller's fields are written over the
+ * stored object (parsed for this request alone), which is returned. A caller usually sends an id
+ * and a few fields, the index holds them all: copying the few is what keeps hydration cheap.
+ */
+function overlay(values: EntityData, entity: Record<string, unknown>): Record<string, unknown> {
+  const filled = values as Record<string, unknown>;
+  for (const field in entity) {
+    const value = entity[field];
+    // A null the caller sent gives way to a stored value, as in fillFrom, but stays if there is none.
+    if ((value !== undefined && value !== null) || !Object.hasOwn(filled, field)) filled[field] = value;
+  }
+  return filled;
 }
 
 function structuredCloneIfObject(value: unknown): unknown {
