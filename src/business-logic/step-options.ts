@@ -29,5 +29,11 @@ export function componentOf<E extends EntityType>(options: StepOptions<E>, kind:
 export function sortedByScore<E extends EntityType>(
   candidates: ReadonlyArray<ScoredCandidate<E>>,
 ): Array<ScoredCandidate<E>> {
-  return [...candidates].sort((a, b) => b.score - a.score);
+  const sorted = [...candidates];
+  // Already in order (a step that changed no score, or none that moves a candidate): no sort.
+  for (let i = 1; i < sorted.length; i++) {
+    if ((sorted[i] as ScoredCandidate<E>).score > (sorted[i - 1] as ScoredCandidate<E>).score)
+      return sorted.sort((a, b) => b.score - a.score);
+  }
+  return sorted;
 }

@@ -173,9 +173,9 @@ export class EntityIndex {
    * entities would leave this process idle until Redis has answered the last one).
    */
   async readMany(
-    identifiers: ReadonlyArray<{ readonly type: string; readonly id: string }>,
+    identifiers: ReadonlyArray<{ readonly type: EntityType; readonly id: string }>,
   ): Promise<Array<EntityData | undefined>> {
-    const keys = identifiers.map(({ type, id }) => this.#keys.entity(type, id));
+    const keys = identifiers.map(({ type, id }) => this.#keys.entity(type.name, id));
     if (keys.length <= READ_CHUNK) return this.#parseAll(keys, await this.#redis.mget(keys));
     const chunks: Array<Promise<Array<EntityData | undefined>>> = [];
     for (let start = 0; start < keys.length; start += READ_CHUNK) {

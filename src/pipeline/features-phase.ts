@@ -5,13 +5,13 @@ import type { FeaturePlan } from './feature-plan.js';
 import type { RequestContext } from './request-context.js';
 
 /**
- * Row keys of `view` for the given ids by entity type (each id, or every pair for a pair view)
- * that are not in `requested` yet; adds them to it.
+ * Row keys of `view` for the given ids by entity type (each id, or every pair for a pair view).
+ * With `requested`, only keys not in it, which are then added to it; without, ids must be unique.
  */
-function newRowKeys(
+function rowKeys(
   view: FeatureView,
   idsByType: ReadonlyMap<string, Iterable<string>>,
-  requested: Set<string>,
+  requested?: Set<string>,
 ): string[][] {
   const [first, second] = view.entityTypes;
   const keys: string[][] = [];
@@ -19,8 +19,10 @@ function newRowKeys(
   if (second === undefined) {
     // One entity per row, the common case: its id is its key, no joining needed.
     for (const id of firstIds) {
-      if (requested.has(id)) continue;
-      requested.add(id);
+      if (requested !== undefined) {
+        if (requested.has(id)) continue;
+        requested.add(id);
+      }
       keys.push([id]);
     }
     return keys;
@@ -29,9 +31,11 @@ function newRowKeys(
   for (const a of firstIds) {
     for (const b of secondIds) {
       if (first?.name === second.name && a === b) continue;
-      const key = `${a}\u001f${b}`;
-      if (requested.has(key)) continue;
-      requested.add(key);
+      if (requested !== undefined) {
+        const key = `${a}\u001f${b}`;
+        if (requested.has(key)) continue;
+        requested.add(key);
+      }
       keys.push([a, b]);
     }
   }
@@ -47,46 +51,58 @@ export class StoredFeatureFetch {
   readonly #plan: FeaturePlan;
   readonly #store: FeatureStore;
   readonly #context: RequestContext;
-  readonly #requested = new Map<FeatureView, Set<string>>();
+  readonly #firstIds: ReadonlyMap<string, readonly string[]>;
   readonly #first: Promise<void>;
 
+  /** `idsByType`: the request's own entities, each id once per type. */
   constructor(
     context: RequestContext,
     store: FeatureStore,
     plan: FeaturePlan,
-    idsByType: ReadonlyMap<string, Iterable<string>>,
+    idsByType: ReadonlyMap<string, readonly string[]>,
   ) {
     this.#context = context;
     this.#store = store;
     this.#plan = plan;
+    this.#firstIds = idsByType;
     for (const view of plan.storedViews)
       context.features.declare(
         view.name,
         view.features,
         view.entityTypes.map((t) => t.name),
       );
-    this.#first = this.#read(idsByType);
+    this.#first = this.#read(idsByType, undefined);
     // If hydration fails first, this read's failure must not surface as an unhandled rejection.
     this.#first.catch(() => undefined);
   }
 
-  /** Waits for the first read, then reads rows of entities found since. */
+  /** Waits for the first read, then reads rows of entities found since (hydrated references). */
   async complete(): Promise<void> {
     await this.#first;
+    let firstCount = 0;
+    for (const ids of this.#firstIds.values()) firstCount += ids.length;
+    let registered = 0;
+    for (const byId of this.#context.entitiesByType.values()) registered += byId.size;
+    // Every entity hydration registered was one of the request's own: all their rows are read.
+    if (registered === firstCount) return;
+    const requested = new Map<FeatureView, Set<string>>();
+    for (const view of this.#plan.storedViews) {
+      const keys = new Set<string>();
+      rowKeys(view, this.#firstIds, keys);
+      requested.set(view, keys);
+    }
     const idsByType = new Map<string, Iterable<string>>();
     for (const [type, byId] of this.#context.entitiesByType) idsByType.set(type, byId.keys());
-    await this.#read(idsByType);
+    await this.#read(idsByType, requested);
   }
 
-  async #read(idsByType: ReadonlyMap<string, Iterable<string>>): Promise<void> {
+  async #read(
+    idsByType: ReadonlyMap<string, Iterable<string>>,
+    requested: ReadonlyMap<FeatureView, Set<string>> | undefined,
+  ): Promise<void> {
     const requests: RowRequest[] = [];
     for (const view of this.#plan.storedViews) {
-      let requested = this.#requested.get(view);
-      if (requested === undefined) {
-        requested = new Set();
-        this.#requested.set(view, requested);
-      }
-      const keys = newRowKeys(view, idsByType, requested);
+      const keys = rowKeys(view, idsByType, requested?.get(view));
       if (keys.length > 0) requests.push({ view, keys });
     }
     if (requests.length === 0) return;

@@ -3,19 +3,25 @@ import { idOf, referencedType } from '../entities/identifier.js';
 import type { EntityData, EntityIndex } from '../index/entity-index.js';
 import type { RequestContext } from './request-context.js';
 
-/** Where a request object sits: the array and index, or the object and field, that hold it. */
-interface Home {
-  readonly holder: Record<string | number, unknown> | unknown[];
+/** What holds a request object: the array or the object it is an element or field of. */
+type Holder = Record<string | number, unknown> | unknown[];
+
+/** A request object standing for an entity, and where it sits (`holder[key]`). */
+interface Occurrence {
+  readonly object: Record<string, unknown>;
+  readonly holder: Holder;
   readonly key: string | number;
 }
 
-/** Entities of one identity found at one level, with every request object that stands for it. */
-export interface Discovered {
+/** An entity of one identity found at one level, with the request objects that stand for it. */
+export interface Discovered extends Occurrence {
   readonly type: EntityType;
   readonly id: string;
-  readonly objects: Array<Record<string, unknown>>;
-  /** Where each of `objects` sits, so hydration can put the filled object there instead. */
-  readonly homes: Home[];
+  /**
+   * Further request objects of the same identity (the same product twice), if any. Most
+   * identities occur once: keeping the first occurrence inline spares two lists per entity.
+   */
+  more: Occurrence[] | undefined;
 }
 
 /** Where entities sit in a request: a field holding one entity or a list of them. */
@@ -24,31 +30,56 @@ export interface EntitySlot {
   readonly type: EntityType;
 }
 
+/** The entities of one level, deduplicated by identity, in the order first found. */
+export class Level {
+  readonly entries: Discovered[] = [];
+  // By type name, then id: no "type::id" string to build per entity.
+  readonly #byType = new Map<string, Map<string, Discovered>>();
+
+  /** Adds an occurrence of (type, id); a repeated identity becomes one more object of its entry. */
+  add(
+    type: EntityType,
+    id: string,
+    object: Record<string, unknown>,
+    holder: Holder,
+    key: string | number,
+  ): void {
+    let byId = this.#byType.get(type.name);
+    if (byId === undefined) {
+      byId = new Map();
+      this.#byType.set(type.name, byId);
+    }
+    const existing = byId.get(id);
+    if (existing === undefined) {
+      const entry: Discovered = { object, holder, key, type, id, more: undefined };
+      byId.set(id, entry);
+      this.entries.push(entry);
+    } else if (existing.more === undefined) existing.more = [{ object, holder, key }];
+    else existing.more.push({ object, holder, key });
+  }
+
+  /** Whether this level holds an entity of type `typeName` with `id`. */
+  has(typeName: string, id: string): boolean {
+    return this.#byType.get(typeName)?.has(id) === true;
+  }
+}
+
 /** Finds the entities in `request`'s slots, deduplicated by identity (first occurrence first). */
-export function discoverEntities(
-  request: Record<string, unknown>,
-  slots: readonly EntitySlot[],
-): Discovered[] {
-  const found = new Map<string, Discovered>();
-  const add = (type: EntityType, holder: Home['holder'], key: string | number) => {
+export function discoverEntities(request: Record<string, unknown>, slots: readonly EntitySlot[]): Level {
+  const level = new Level();
+  const add = (type: EntityType, holder: Holder, key: string | number) => {
     const value = (holder as Record<string | number, unknown>)[key];
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
     const entity = value as Record<string, unknown>;
     const id = idOf(type.idField, entity);
-    if (id === undefined) return;
-    const identity = `${type.name}::${id}`;
-    const existing = found.get(identity);
-    if (existing) {
-      existing.objects.push(entity);
-      existing.homes.push({ holder, key });
-    } else found.set(identity, { type, id, objects: [entity], homes: [{ holder, key }] });
+    if (id !== undefined) level.add(type, id, entity, holder, key);
   };
   for (const slot of slots) {
     const value = request[slot.field];
     if (Array.isArray(value)) for (let i = 0; i < value.length; i++) add(slot.type, value, i);
     else add(slot.type, request, slot.field);
   }
-  return [...found.values()];
+  return level;
 }
 
 /**
@@ -59,26 +90,27 @@ export function discoverEntities(
  */
 export function fillLevel(
   context: RequestContext,
-  level: readonly Discovered[],
+  level: Level,
   stored: ReadonlyArray<EntityData | undefined>,
-  seen: Set<string>,
-): Discovered[] {
-  const next = new Map<string, Discovered>();
-  // References to entities already hydrated, resolved once the whole level is registered: the
-  // referenced entity may come later in this same level (e.g. a request field of that type).
-  const shared: Array<[entity: Record<string, unknown>, field: string, key: string]> = [];
-  level.forEach((entry, i) => {
+): Level {
+  const next = new Level();
+  // References to entities of this level or an earlier one, resolved once the whole level is
+  // registered: the referenced entity may come later in this same level (e.g. a request field).
+  const shared: Array<[entity: Record<string, unknown>, field: string, type: string, id: string]> = [];
+  const entries = level.entries;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as Discovered;
     const values = stored[i];
-    const { objects, homes } = entry;
     // Copies of the stored entity first, for identities the request names more than once: each
     // object stays the caller's own. The first then takes the parsed stored object itself.
-    for (let j = objects.length - 1; j >= 0; j--) {
-      let entity = objects[j] as Record<string, unknown>;
+    const occurrences = entry.more ?? [];
+    for (let j = occurrences.length; j >= 0; j--) {
+      const occurrence = j === 0 ? entry : (occurrences[j - 1] as Occurrence);
+      let entity = occurrence.object;
       if (values !== undefined) {
         if (j === 0) {
           entity = overlay(values, entity);
-          const home = homes[0] as Home;
-          (home.holder as Record<string | number, unknown>)[home.key] = entity;
+          (occurrence.holder as Record<string | number, unknown>)[occurrence.key] = entity;
         } else fillFrom(entity, values);
       }
       for (const [field, value] of entry.type.defaults) {
@@ -89,39 +121,25 @@ export function fillLevel(
         const targetType = referencedType(reference);
         const id = idOf(idField, entity);
         if (id === undefined) continue;
-        const key = `${targetType.name}::${id}`;
         let target = entity[reference.as];
         if (typeof target !== 'object' || target === null || Array.isArray(target)) {
           target = { [targetType.idField]: id };
           entity[reference.as] = target;
         }
-        if (seen.has(key)) {
-          // Hydrated at an earlier level or in this one (or a cycle): share its object.
-          shared.push([entity, reference.as, key]);
+        // Hydrated at an earlier level or in this one (or a cycle): share its object.
+        if (context.entitiesByType.get(targetType.name)?.has(id) || level.has(targetType.name, id)) {
+          shared.push([entity, reference.as, targetType.name, id]);
           continue;
         }
-        const home: Home = { holder: entity, key: reference.as };
-        const existing = next.get(key);
-        if (existing) {
-          existing.objects.push(target as Record<string, unknown>);
-          existing.homes.push(home);
-        } else {
-          next.set(key, {
-            type: targetType,
-            id,
-            objects: [target as Record<string, unknown>],
-            homes: [home],
-          });
-        }
+        next.add(targetType, id, target as Record<string, unknown>, entity, reference.as);
       }
     }
-  });
-  for (const [entity, field, key] of shared) {
-    const known = context.entities.get(key);
+  }
+  for (const [entity, field, type, id] of shared) {
+    const known = context.entitiesByType.get(type)?.get(id);
     if (known) entity[field] = known;
   }
-  for (const key of next.keys()) seen.add(key);
-  return [...next.values()];
+  return next;
 }
 
 /**
@@ -132,14 +150,13 @@ export function fillLevel(
 export async function hydrate(
   context: RequestContext,
   index: EntityIndex,
-  firstLevel: readonly Discovered[],
+  firstLevel: Level,
   firstLevelRead: Promise<Array<EntityData | undefined>>,
 ): Promise<void> {
-  const seen = new Set(firstLevel.map((d) => `${d.type.name}::${d.id}`));
-  let level = fillLevel(context, firstLevel, await firstLevelRead, seen);
-  while (level.length > 0) {
-    const stored = await index.readMany(level.map((d) => ({ type: d.type.name, id: d.id })));
-    level = fillLevel(context, level, stored, seen);
+  let level = fillLevel(context, firstLevel, await firstLevelRead);
+  while (level.entries.length > 0) {
+    const stored = await index.readMany(level.entries);
+    level = fillLevel(context, level, stored);
   }
 }
 

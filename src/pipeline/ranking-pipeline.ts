@@ -62,8 +62,13 @@ function paginationOf(request: RankingRequest): Pagination {
 }
 
 function sortByScore<T extends { score: number }>(items: T[]): T[] {
-  // Array.prototype.sort is stable: equal scores keep the order they came in.
-  return items.sort((a, b) => b.score - a.score);
+  // Most steps change few scores or none: a pass that finds the order already right is much
+  // cheaper than a sort, which copies the list into work arrays however sorted it is.
+  for (let i = 1; i < items.length; i++) {
+    // Array.prototype.sort is stable: equal scores keep the order they came in.
+    if ((items[i] as T).score > (items[i - 1] as T).score) return items.sort((a, b) => b.score - a.score);
+  }
+  return items;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Identifier, identifierKey } from '../entities/identifier.js';
+import type { Identifier } from '../entities/identifier.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import { FeatureLookupError, FeatureTable } from '../features/feature-table.js';
@@ -30,8 +30,6 @@ export class RequestContext {
   readonly request: RankdRequest;
   readonly pipeline: string;
   readonly features = new FeatureTable();
-  /** Hydrated entity objects by `type::id`. */
-  readonly entities = new Map<string, Record<string, unknown>>();
   /** Hydrated entity objects by type, then id. */
   readonly entitiesByType = new Map<string, Map<string, Record<string, unknown>>>();
   /** The request's events: `context.events.add(type, data)`, or `logEvent` from pipeline code. */
@@ -68,7 +66,6 @@ export class RequestContext {
   /** Records that `entity` (an object of this request) is `identifier`. */
   register(entity: object, identifier: Identifier): void {
     this.#identities.set(entity, identifier);
-    this.entities.set(identifierKey(identifier.type, identifier.id), entity as Record<string, unknown>);
     let byId = this.entitiesByType.get(identifier.type);
     if (byId === undefined) {
       byId = new Map();

@@ -59,12 +59,12 @@ export function runPipeline(
     const start = performance.now();
     const firstLevel = discoverEntities(request, pipeline.slots);
     const idsByType = new Map<string, string[]>();
-    for (const { type, id } of firstLevel) {
+    for (const { type, id } of firstLevel.entries) {
       const ids = idsByType.get(type.name);
       if (ids) ids.push(id);
       else idsByType.set(type.name, [id]);
     }
-    const entityRead = stores.index.readMany(firstLevel.map(({ type, id }) => ({ type: type.name, id })));
+    const entityRead = stores.index.readMany(firstLevel.entries);
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType);
     await hydrate(context, stores.index, firstLevel, entityRead);
     context.stageEnded('hydrate', start);
