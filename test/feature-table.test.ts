@@ -15,8 +15,8 @@ function table(): FeatureTable {
   const features = new FeatureTable();
   features.declare('facts', { price: Feature.float({ default: -1 }) }, ['product']);
   features.declare('match', { title: Feature.float({ default: 0 }) }, ['product', 'query']);
-  features.putComputed('facts', ['p1'], { price: 12 });
-  features.putComputed('match', ['p1', 'candle'], { title: 0.75 });
+  features.putComputed('facts', 'p1', undefined, { price: 12 });
+  features.putComputed('match', 'p1', 'candle', { title: 0.75 });
   return features;
 }
 
@@ -39,7 +39,7 @@ describe('FeatureTable, read by one entity', () => {
 
   test('a pair group with two rows for the entity: an error saying to pass the pair', () => {
     const features = table();
-    features.putComputed('match', ['p1', 'lamp'], { title: 0.1 });
+    features.putComputed('match', 'p1', 'lamp', { title: 0.1 });
     assert.throws(
       () => features.getOne(product('p1'), 'match:title'),
       (error: unknown) =>

@@ -2,16 +2,29 @@ import type { Identifier } from '../entities/identifier.js';
 import { type FeatureSpec, type FeatureValue, featureSpecOf } from './feature-kind.js';
 import type { StoredRow } from './feature-store.js';
 
-/** Separates the ids of a pair in table keys; ids cannot be told apart by it otherwise. */
-const PAIR_SEPARATOR = '\u001f';
+type Computed = Record<string, FeatureValue | null | undefined>;
+type Row = StoredRow | Computed;
+
+/**
+ * The rows of a pair group for one first entity: the first partner's row inline (most requests
+ * pair each product with one query or one user), further partners in a map made when needed.
+ */
+interface PairCell {
+  readonly partner: string;
+  row: Row;
+  more: Map<string, Row> | undefined;
+}
 
 interface Group {
   readonly specs: Readonly<Record<string, FeatureSpec>>;
   readonly entityTypes: readonly string[];
-  readonly stored: Map<string, StoredRow>;
-  readonly computed: Map<string, Record<string, FeatureValue | null | undefined>>;
-  /** For pair groups: the row keys by the first entity's id, for look-ups by one entity. */
-  readonly byFirst: Map<string, string[]>;
+  /**
+   * Rows by entity id ('' for a per-request group); for a pair group, {@link PairCell}s by the
+   * first entity's id. Made with the group's first row.
+   */
+  rows: Map<string, Row | PairCell> | undefined;
+  /** Whether the rows are stored rows (decoded when read) rather than computed values. */
+  stored: boolean;
 }
 
 /** A feature name resolved against the request's groups (see `FeatureTable.#resolve`). */
@@ -42,29 +55,28 @@ export class FeatureTable {
   /** Declares a group so that its features can be read (missing rows then read as defaults). */
   declare(name: string, specs: Readonly<Record<string, FeatureSpec>>, entityTypes: readonly string[]): void {
     if (this.#groups.has(name)) return;
-    this.#groups.set(name, {
-      specs,
-      entityTypes,
-      stored: new Map(),
-      computed: new Map(),
-      byFirst: new Map(),
-    });
+    this.#groups.set(name, { specs, entityTypes, rows: undefined, stored: false });
   }
 
-  /** Adds a stored row for `ids` of group `name`. */
-  putStored(name: string, ids: readonly string[], row: StoredRow): void {
-    const group = this.#group(name);
-    group.stored.set(this.#key(group, ids), row);
+  /**
+   * Adds the stored row of entity `first` (and `second`, for a pair view) to group `name`. Ids come
+   * as two arguments, not a list: a request adds a row per entity, and a list per row is garbage.
+   */
+  putStored(name: string, first: string, second: string | undefined, row: StoredRow): void {
+    this.#put(this.#group(name), true, first, second, row);
   }
 
-  /** Adds computed values for `ids` (empty for a per-request group). */
+  /**
+   * Adds computed values for entity `first` (and `second`, for a pair group); `first` is '' for a
+   * per-request group.
+   */
   putComputed(
     name: string,
-    ids: readonly string[],
+    first: string,
+    second: string | undefined,
     values: Record<string, FeatureValue | null | undefined>,
   ): void {
-    const group = this.#group(name);
-    group.computed.set(this.#key(group, ids), values);
+    this.#put(this.#group(name), false, first, second, values);
   }
 
   /** Whether `name` (`group:feature`) names a declared feature of this request. */
@@ -129,43 +141,38 @@ export class FeatureTable {
   }
 
   #readOne(resolved: Resolved, identifier: Identifier): FeatureValue | null {
-    let key: string | undefined;
-    // One entity of the group's only type: the row key is its id, no checks left to make.
-    if (identifier.type === resolved.soleType) key = identifier.id;
+    let row: Row | undefined;
+    // One entity of the group's only type: the row is under its id, no checks left to make.
+    if (identifier.type === resolved.soleType)
+      row = resolved.group.rows?.get(identifier.id) as Row | undefined;
     // The first entity of a pair: its one row in this request (a model reading text_match by product).
-    else if (identifier.type === resolved.pairFirstType) key = this.#pairKeyOf(resolved, identifier);
+    else if (identifier.type === resolved.pairFirstType) row = this.#soleRowOf(resolved, identifier);
     else return this.#read(resolved, [identifier]) ?? resolved.spec.default;
-    if (key === undefined) return resolved.spec.default;
-    const { group, feature } = resolved;
-    const stored = group.stored.get(key);
-    const value = stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
-    return value ?? resolved.spec.default;
+    if (row === undefined) return resolved.spec.default;
+    return valueIn(resolved, row) ?? resolved.spec.default;
   }
 
-  /** The key of the one row of a pair group that has `first` as its first entity, if any. */
-  #pairKeyOf({ group, groupName }: Resolved, first: Identifier): string | undefined {
-    const keys = group.byFirst.get(first.id);
-    if (keys === undefined) return undefined;
-    if (keys.length > 1) {
+  /** The one row of a pair group that has `first` as its first entity, if any. */
+  #soleRowOf({ group, groupName }: Resolved, first: Identifier): Row | undefined {
+    const cell = group.rows?.get(first.id) as PairCell | undefined;
+    if (cell === undefined) return undefined;
+    if (cell.more !== undefined) {
       throw new FeatureLookupError(
-        `${groupName} has ${keys.length} rows for ${first.type} ${JSON.stringify(first.id)} in this request: pass the pair [${group.entityTypes.join(', ')}]`,
+        `${groupName} has ${cell.more.size + 1} rows for ${first.type} ${JSON.stringify(first.id)} in this request: pass the pair [${group.entityTypes.join(', ')}]`,
       );
     }
-    return keys[0];
+    return cell.row;
   }
 
   #read(resolved: Resolved, identifiers: readonly Identifier[]): FeatureValue | null | undefined {
-    const { group, feature } = resolved;
-    const key = this.#keyFor(resolved, identifiers);
-    if (key === undefined) return undefined;
-    const stored = group.stored.get(key);
-    return stored ? stored.layout.read(stored.bytes, feature) : group.computed.get(key)?.[feature];
+    const row = this.#rowFor(resolved, identifiers);
+    return row === undefined ? undefined : valueIn(resolved, row);
   }
 
-  #keyFor(resolved: Resolved, identifiers: readonly Identifier[]): string | undefined {
+  #rowFor(resolved: Resolved, identifiers: readonly Identifier[]): Row | undefined {
     const { group, groupName } = resolved;
     const arity = group.entityTypes.length;
-    if (arity === 0) return '';
+    if (arity === 0) return group.rows?.get('') as Row | undefined;
     for (let i = 0; i < identifiers.length; i++) {
       const type = (identifiers[i] as Identifier).type;
       const expected = group.entityTypes[i];
@@ -175,13 +182,14 @@ export class FeatureTable {
         );
       }
     }
-    // A look-up only computes the key: registering it would make a later read by one entity see two rows.
-    if (arity === 1 || identifiers.length === arity)
-      return keyOf(
-        group,
-        identifiers.map((i) => i.id),
-      );
-    return this.#pairKeyOf(resolved, identifiers[0] as Identifier);
+    const first = (identifiers[0] as Identifier).id;
+    if (arity === 1) return group.rows?.get(first) as Row | undefined;
+    if (identifiers.length < arity) return this.#soleRowOf(resolved, identifiers[0] as Identifier);
+    // A look-up only reads: a pair without a row must not add one (a later read by one entity would see two).
+    const cell = group.rows?.get(first) as PairCell | undefined;
+    const second = (identifiers[1] as Identifier).id;
+    if (cell === undefined) return undefined;
+    return cell.partner === second ? cell.row : cell.more?.get(second);
   }
 
   #group(name: string): Group {
@@ -191,21 +199,38 @@ export class FeatureTable {
     return group;
   }
 
-  /** The key of a row being added; a pair's key is also indexed by its first id. */
-  #key(group: Group, ids: readonly string[]): string {
-    const key = keyOf(group, ids);
-    if (group.entityTypes.length < 2) return key;
-    const first = ids[0] ?? '';
-    const list = group.byFirst.get(first);
-    if (list === undefined) group.byFirst.set(first, [key]);
-    else if (!list.includes(key)) list.push(key);
-    return key;
+  /** Adds (or replaces) the row of `first` (and `second`, for a pair group). */
+  #put(group: Group, stored: boolean, first: string, second: string | undefined, row: Row): void {
+    let rows = group.rows;
+    if (rows === undefined) {
+      rows = new Map();
+      group.rows = rows;
+      group.stored = stored;
+    } else if (group.stored !== stored) {
+      throw new Error('A feature group holds either stored rows or computed values, not both');
+    }
+    if (group.entityTypes.length < 2) {
+      rows.set(first, row);
+      return;
+    }
+    const partner = second ?? '';
+    const cell = rows.get(first) as PairCell | undefined;
+    if (cell === undefined) rows.set(first, { partner, row, more: undefined });
+    else if (cell.partner === partner) cell.row = row;
+    else {
+      cell.more ??= new Map();
+      cell.more.set(partner, row);
+    }
   }
 }
 
-/** The table key of `ids` in `group`: the id, or the pair's ids joined. */
-function keyOf(group: Group, ids: readonly string[]): string {
-  return group.entityTypes.length < 2 ? (ids[0] ?? '') : ids.join(PAIR_SEPARATOR);
+/** The value of the resolved feature in a row of its group: decoded from a stored row, or computed. */
+function valueIn(resolved: Resolved, row: Row): FeatureValue | null | undefined {
+  if (resolved.group.stored) {
+    const stored = row as StoredRow;
+    return stored.layout.read(stored.bytes, resolved.feature);
+  }
+  return (row as Computed)[resolved.feature];
 }
 
 /** Splits `group:feature` at its first colon. */

@@ -119,7 +119,7 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
       context.features.declare(group, SCORE_FEATURES, [type]);
       entities.forEach((entity, row) => {
         const score = scores[row];
-        context.features.putComputed(group, [context.identify(entity).id], {
+        context.features.putComputed(group, context.identify(entity).id, undefined, {
           score: typeof score === 'number' && Number.isFinite(score) ? score : null,
         });
       });

@@ -107,13 +107,16 @@ export class StoredFeatureFetch {
     }
     if (requests.length === 0) return;
     const rows = await this.#store.read(requests);
-    requests.forEach(({ view, keys }, i) => {
+    const features = this.#context.features;
+    for (let i = 0; i < requests.length; i++) {
+      const { view, keys } = requests[i] as RowRequest;
       const found = rows[i] ?? [];
-      keys.forEach((ids, j) => {
+      for (let j = 0; j < keys.length; j++) {
         const row = found[j];
-        if (row !== undefined) this.#context.features.putStored(view.name, ids, row);
-      });
-    });
+        const ids = keys[j] as readonly string[];
+        if (row !== undefined) features.putStored(view.name, ids[0] ?? '', ids[1], row);
+      }
+    }
   }
 }
 
@@ -129,33 +132,35 @@ export async function computeRealtimeFeatures(context: RequestContext, plan: Fea
     const types = group.entityTypes.map((t) => t.name);
     context.features.declare(group.name, group.features, types);
     // Parallel lists and Map.forEach rather than iterators and tuples: this runs for every entity
-    // (or pair) of every request, and each iterator step or tuple is garbage for the collector.
-    const keys: string[][] = [];
+    // (or pair) of every request, and each iterator step, tuple or list of ids is garbage.
+    const firsts: string[] = [];
+    const seconds: Array<string | undefined> = [];
     const results: Array<Computed | Promise<Computed>> = [];
     let anyAsync = false;
-    const add = (ids: string[], result: Computed | Promise<Computed>) => {
-      keys.push(ids);
+    const add = (first: string, second: string | undefined, result: Computed | Promise<Computed>) => {
+      firsts.push(first);
+      seconds.push(second);
       results.push(result);
       if (result instanceof Promise) anyAsync = true;
     };
-    const [first, second] = types;
-    if (first === undefined) {
-      add([], group.compute(context.request));
-    } else if (second === undefined) {
-      context.entitiesByType.get(first)?.forEach((entity, id) => {
-        add([id], group.compute(entity, context.request));
+    const [firstType, secondType] = types;
+    if (firstType === undefined) {
+      add('', undefined, group.compute(context.request));
+    } else if (secondType === undefined) {
+      context.entitiesByType.get(firstType)?.forEach((entity, id) => {
+        add(id, undefined, group.compute(entity, context.request));
       });
     } else {
-      const others = context.entitiesByType.get(second);
-      context.entitiesByType.get(first)?.forEach((entity, id) => {
+      const others = context.entitiesByType.get(secondType);
+      context.entitiesByType.get(firstType)?.forEach((entity, id) => {
         others?.forEach((other, otherId) => {
-          if (other !== entity) add([id, otherId], group.compute(entity, other, context.request));
+          if (other !== entity) add(id, otherId, group.compute(entity, other, context.request));
         });
       });
     }
     // Await only when some call was asynchronous: 1000 synchronous computations need no promise each.
     const values = anyAsync ? await Promise.all(results) : (results as Computed[]);
-    for (let i = 0; i < keys.length; i++)
-      context.features.putComputed(group.name, keys[i] as string[], values[i] ?? {});
+    for (let i = 0; i < firsts.length; i++)
+      context.features.putComputed(group.name, firsts[i] as string, seconds[i], values[i] ?? {});
   }
 }
