@@ -117,22 +117,19 @@ export interface TextMatchScores {
 }
 
 /**
- * Term counts of one product: title counts at [0, T), description counts at [T, 2T), and the
- * description's length (in characters: cheaper than words, and as good for normalizing) at 2T.
+ * Writes the term counts of one product at `at` in `counts`: title counts at [0, T), description
+ * counts at [T, 2T), and the description's length (in characters: cheaper than words, and as good
+ * for normalizing) at 2T.
  */
-type Counts = Float64Array;
-
-function countsOf(product: ProductText, terms: readonly string[]): Counts {
-  const counts = new Float64Array(2 * terms.length + 1);
+function countInto(counts: Float64Array, at: number, product: ProductText, terms: readonly string[]): void {
   const title = fold(product.title ?? '');
   const description = fold(product.description ?? '');
   for (let i = 0; i < terms.length; i++) {
     const term = terms[i] as string;
-    counts[i] = countTerm(title, term);
-    counts[terms.length + i] = countTerm(description, term);
+    counts[at + i] = countTerm(title, term);
+    counts[at + terms.length + i] = countTerm(description, term);
   }
-  counts[2 * terms.length] = description.length;
-  return counts;
+  counts[at + 2 * terms.length] = description.length;
 }
 
 /**
@@ -146,7 +143,10 @@ export class QueryMatcher {
   readonly idf: Float64Array;
   readonly #totalIdf: number;
   readonly #averageDescriptionLength: number;
-  readonly #counts = new Map<object, Counts>();
+  /** Every product's counts (see {@link countInto}) in one array: one allocation, not one per product. */
+  readonly #counts: Float64Array;
+  /** Where each product's counts start in {@link #counts}. */
+  readonly #offsets = new Map<object, number>();
   /** Brands and categories repeat across products: each label is matched once per request. */
   readonly #labels = new Map<string, number>();
 
@@ -154,17 +154,20 @@ export class QueryMatcher {
     const terms = queryTerms(query);
     this.terms = terms;
     const t = terms.length;
+    const stride = 2 * t + 1;
     const documentFrequency = new Float64Array(t);
+    this.#counts = new Float64Array(products.length * stride);
     let descriptionLength = 0;
-    for (const product of products) {
-      const counts = countsOf(product, terms);
-      this.#counts.set(product, counts);
-      descriptionLength += counts[2 * t] ?? 0;
+    products.forEach((product, p) => {
+      const at = p * stride;
+      countInto(this.#counts, at, product, terms);
+      this.#offsets.set(product, at);
+      descriptionLength += this.#counts[at + 2 * t] ?? 0;
       for (let i = 0; i < t; i++) {
-        if ((counts[i] ?? 0) > 0 || (counts[t + i] ?? 0) > 0)
+        if ((this.#counts[at + i] ?? 0) > 0 || (this.#counts[at + t + i] ?? 0) > 0)
           documentFrequency[i] = (documentFrequency[i] ?? 0) + 1;
       }
-    }
+    });
     const n = products.length;
     this.idf = documentFrequency.map((df) => Math.log(1 + (n - df + 0.5) / (df + 0.5)));
     this.#totalIdf = this.idf.reduce((sum, w) => sum + w, 0);
@@ -176,15 +179,22 @@ export class QueryMatcher {
     const scores = { title: 0, description: 0, brand: 0, category: 0 };
     if (this.#totalIdf === 0) return scores;
     const t = this.terms.length;
-    const counts = this.#counts.get(product) ?? countsOf(product, this.terms);
-    const lengthFactor = K1 * (1 - B + (B * (counts[2 * t] ?? 0)) / this.#averageDescriptionLength);
+    let counts = this.#counts;
+    let at = this.#offsets.get(product);
+    if (at === undefined) {
+      // Not one of the products the matcher was made for: counted on its own.
+      counts = new Float64Array(2 * t + 1);
+      countInto(counts, 0, product, this.terms);
+      at = 0;
+    }
+    const lengthFactor = K1 * (1 - B + (B * (counts[at + 2 * t] ?? 0)) / this.#averageDescriptionLength);
     const brand = this.#labelTerms(product.brand);
     let category = this.#labelTerms(product.category);
     for (const label of product.categories ?? []) category |= this.#labelTerms(label);
     for (let i = 0; i < t; i++) {
       const idf = this.idf[i] ?? 0;
-      const tf = counts[t + i] ?? 0;
-      if ((counts[i] ?? 0) > 0) scores.title += idf;
+      const tf = counts[at + t + i] ?? 0;
+      if ((counts[at + i] ?? 0) > 0) scores.title += idf;
       scores.description += (idf * tf) / (tf + lengthFactor);
       if (brand & (1 << i)) scores.brand += idf;
       if (category & (1 << i)) scores.category += idf;
