@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
+#!/usr/bin/env -S node --max-semi-space-size=32 --no-allocation-site-pretenuring
 // The `rankd` executable: runs the CLI compiled by `npm run build` (tsc writes dist/).
 // The flags on the first line are RUNTIME_NODE_FLAGS (src/cli/runtime-flags.ts): why, and a test
 // that keeps the two equal, are there. `env -S` splits them (GNU coreutils 8.30+, macOS, BSDs).
