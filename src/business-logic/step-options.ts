@@ -1,5 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
-import type { ScoredCandidate } from '../pipeline/business-logic.js';
+import { type ScoredCandidate, sortByScore } from '../pipeline/business-logic.js';
 
 /** Options every ready-made step takes. */
 export interface StepOptions<E extends EntityType = EntityType> {
@@ -29,11 +29,5 @@ export function componentOf<E extends EntityType>(options: StepOptions<E>, kind:
 export function sortedByScore<E extends EntityType>(
   candidates: ReadonlyArray<ScoredCandidate<E>>,
 ): Array<ScoredCandidate<E>> {
-  const sorted = [...candidates];
-  // Already in order (a step that changed no score, or none that moves a candidate): no sort.
-  for (let i = 1; i < sorted.length; i++) {
-    if ((sorted[i] as ScoredCandidate<E>).score > (sorted[i - 1] as ScoredCandidate<E>).score)
-      return sorted.sort((a, b) => b.score - a.score);
-  }
-  return sorted;
+  return sortByScore([...candidates]);
 }

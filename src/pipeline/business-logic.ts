@@ -24,6 +24,18 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
   ): MaybePromise<Array<ScoredCandidate<E>>>;
 }
 
+/**
+ * Sorts `items` in place by descending score, stably (equal scores keep their order), and returns
+ * them. Most steps change few scores or none: a pass that finds the order already right is much
+ * cheaper than a sort, which copies the list into work arrays however sorted it is.
+ */
+export function sortByScore<T extends { score: number }>(items: T[]): T[] {
+  for (let i = 1; i < items.length; i++) {
+    if ((items[i] as T).score > (items[i - 1] as T).score) return items.sort((a, b) => b.score - a.score);
+  }
+  return items;
+}
+
 /** Declares a business-logic step. */
 export function defineBusinessLogic<E extends EntityType>(
   options: BusinessLogicStep<E> & { entity?: E },

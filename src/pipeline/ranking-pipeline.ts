@@ -6,7 +6,7 @@ import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
-import type { BusinessLogicStep, ScoredCandidate } from './business-logic.js';
+import { type BusinessLogicStep, type ScoredCandidate, sortByScore } from './business-logic.js';
 import type { Pipeline } from './define-pipeline.js';
 import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
@@ -59,16 +59,6 @@ function paginationOf(request: RankingRequest): Pagination {
       request.candidate_page_size ?? Math.max(request.candidates.length, request.user_page_size ?? 10),
     candidate_page: request.candidate_page ?? 0,
   };
-}
-
-function sortByScore<T extends { score: number }>(items: T[]): T[] {
-  // Most steps change few scores or none: a pass that finds the order already right is much
-  // cheaper than a sort, which copies the list into work arrays however sorted it is.
-  for (let i = 1; i < items.length; i++) {
-    // Array.prototype.sort is stable: equal scores keep the order they came in.
-    if ((items[i] as T).score > (items[i - 1] as T).score) return items.sort((a, b) => b.score - a.score);
-  }
-  return items;
 }
 
 /**
