@@ -283,7 +283,7 @@ async function rankdFetch(
     const cpu = process.cpuUsage();
     const started = performance.now();
     const fetch = new StoredFeatureFetch(context, store, plan, idsByType);
-    await fetch.complete();
+    await fetch.complete(false);
     const fetched = performance.now();
     if (reads === 'featureMatrix') featureMatrix(sample.entities, NAMES, out);
     else {

@@ -76,15 +76,14 @@ export class StoredFeatureFetch {
     this.#first.catch(() => undefined);
   }
 
-  /** Waits for the first read, then reads rows of entities found since (hydrated references). */
-  async complete(): Promise<void> {
+  /**
+   * Waits for the first read, then, when hydration found entities through references
+   * (`foundReferenced`, what {@link hydrate} resolved with), reads the rows they add.
+   */
+  async complete(foundReferenced: boolean): Promise<void> {
     await this.#first;
-    let firstCount = 0;
-    for (const ids of this.#firstIds.values()) firstCount += ids.length;
-    let registered = 0;
-    for (const byId of this.#context.entitiesByType.values()) registered += byId.size;
-    // Every entity hydration registered was one of the request's own: all their rows are read.
-    if (registered === firstCount) return;
+    // Otherwise every entity of the request was one of its own: all their rows are read.
+    if (!foundReferenced) return;
     const requested = new Map<FeatureView, Set<string>>();
     for (const view of this.#plan.storedViews) {
       const keys = new Set<string>();

@@ -103,9 +103,9 @@ export function fillLevel(
     const values = stored[i];
     // Copies of the stored entity first, for identities the request names more than once: each
     // object stays the caller's own. The first then takes the parsed stored object itself.
-    const occurrences = entry.more ?? [];
-    for (let j = occurrences.length; j >= 0; j--) {
-      const occurrence = j === 0 ? entry : (occurrences[j - 1] as Occurrence);
+    const more = entry.more;
+    for (let j = more?.length ?? 0; j >= 0; j--) {
+      const occurrence = j === 0 ? entry : (more?.[j - 1] as Occurrence);
       let entity = occurrence.object;
       if (values !== undefined) {
         if (j === 0) {
@@ -146,18 +146,21 @@ export function fillLevel(
  * Hydrates the request's entities level by level: one read per level of references, so a
  * request with products that reference brands costs two round trips, whatever its size.
  * `firstLevelRead` lets the caller start the first MGET itself (alongside the feature reads).
+ * Resolves with whether any entity was found through a reference (beyond the first level).
  */
 export async function hydrate(
   context: RequestContext,
   index: EntityIndex,
   firstLevel: Level,
   firstLevelRead: Promise<Array<EntityData | undefined>>,
-): Promise<void> {
+): Promise<boolean> {
   let level = fillLevel(context, firstLevel, await firstLevelRead);
+  const foundReferenced = level.entries.length > 0;
   while (level.entries.length > 0) {
     const stored = await index.readMany(level.entries);
     level = fillLevel(context, level, stored);
   }
+  return foundReferenced;
 }
 
 const referenceLists = new WeakMap<EntityType, Array<[string, EntityReference]>>();

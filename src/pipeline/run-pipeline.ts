@@ -66,10 +66,10 @@ export function runPipeline(
     }
     const entityRead = stores.index.readMany(firstLevel.entries);
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType);
-    await hydrate(context, stores.index, firstLevel, entityRead);
+    const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead);
     context.stageEnded('hydrate', start);
     await assignExperiments(context, options.experiments);
-    await featureFetch.complete();
+    await featureFetch.complete(foundReferenced);
     // From the start too: the stored-feature read began with hydration, not after it.
     const fetched = context.stageEnded('features', start);
     await computeRealtimeFeatures(context, plan);
