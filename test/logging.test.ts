@@ -27,6 +27,14 @@ class LogLines {
     await work();
     return this.lines.slice(from);
   }
+  /** Resolves once a line matching `wanted` has been written; fails after `timeoutMs`. */
+  async until(wanted: (line: Record<string, unknown>) => boolean, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.lines.some(wanted)) {
+      if (Date.now() > deadline) throw new Error('the awaited log line was never written');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
   raw(): string {
     return this.lines.map((line) => JSON.stringify(line)).join('\n');
   }
@@ -52,6 +60,9 @@ before(async () => {
     },
   });
   assert.ok(await server.rankd.redis.waitUntilReady(5000));
+  // The event stream connects in the background, and its line carries no request id; on a slow
+  // machine it could otherwise land inside a test's window of "every line of this request".
+  await logs.until((line) => String(line.msg).startsWith('Event stream Redis connected'), 5000);
   await postJson(
     server,
     '/api/v1/entities/upload',
