@@ -6,11 +6,6 @@ export interface Identifier {
   readonly id: string;
 }
 
-/** The `type::id` form of an identifier: the key of feature rows and model outputs in a request. */
-export function identifierKey(type: string, id: string): string {
-  return `${type}::${id}`;
-}
-
 /** The id in `entity[idField]`, as a string, or undefined when it has none. */
 export function idOf(idField: string, entity: Record<string, unknown>): string | undefined {
   const value = entity[idField];
