@@ -189,6 +189,48 @@ describe('each kind of event', () => {
   });
 });
 
+describe('a single-entity pipeline', () => {
+  test('sends its MODEL event to the stream, in the same shape as a ranking pipeline’s', async () => {
+    const { server, key } = await serve();
+    const res = await postJson(server, '/api/v1/price', {
+      request_id: 'one-1',
+      product: { product_id: 'p02' },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body, { data: 2.5 });
+    await server.rankd.events.flush();
+    const [entry] = await readStream(redis, key);
+    const events = JSON.parse(entry?.fields.events ?? '[]') as unknown[];
+    assert.deepEqual(
+      events.filter((e) => (e as RankdEvent).event_type === 'MODEL').map((e) => JSON.stringify(e)),
+      [
+        '{"event_type":"MODEL","event_data":{"model_name":"PriceModel","model_version":"2.0","model_output":"2.5","entity_identifier":"p02","entity_identifier_type":"product"}}',
+      ],
+    );
+  });
+});
+
+describe('an app event that is not JSON', () => {
+  test('is left out of the response and the stream and counted as dropped; the request answers 200', async () => {
+    const { server, key } = await serve();
+    const res = await rank(server, {
+      request_id: 'bigint-1',
+      candidates: [{ product_id: 'p05' }],
+      include_events: true,
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const types = (res.body.events as RankdEvent[]).map((e) => e.event_type);
+    assert.ok(types.includes('MODEL_RAN') && !types.includes('NOT_JSON'), types.join());
+    await server.rankd.events.flush();
+    const [entry] = await readStream(redis, key);
+    assert.deepEqual(
+      entry?.events.map((e) => e.event_type),
+      types.filter((type) => type !== 'FEATURE'),
+    );
+    assert.equal(server.rankd.events.stats().dropped, 1);
+  });
+});
+
 describe('the Redis stream', () => {
   test('written after the response: a request only queues its events; the flusher writes them as one entry', async () => {
     const { server, key } = await serve();

@@ -1,4 +1,9 @@
-import type { RankdEvent, RequestEvents } from '../pipeline/events.js';
+import {
+  type RankdEvent,
+  type RecordedEvent,
+  type RequestEvents,
+  recordedEventOf,
+} from '../pipeline/events.js';
 
 /**
  * One stream entry (one line of the event file): the events of one request, which share their
@@ -18,39 +23,20 @@ export interface EventRecord {
 }
 
 /**
- * A request's events as one record. One JSON.stringify of the whole array: a call per event costs
- * half as much again. When it fails (a BigInt or a cycle in an app's custom event), the events are
- * serialised one by one and the bad ones left out, counted in `failed`.
+ * A request's events as one record: their JSON, made when each was recorded, joined into an array.
+ * Undefined when there are none.
  */
-export function recordOf(batch: RequestEvents): { record: EventRecord | undefined; failed: number } {
+export function recordOf(batch: RequestEvents): EventRecord | undefined {
   const { envelope, events } = batch;
-  let json: string | undefined;
-  let count = events.length;
-  let failed = 0;
-  try {
-    json = JSON.stringify(events);
-  } catch {
-    const parts: string[] = [];
-    for (const event of events) {
-      try {
-        parts.push(JSON.stringify(event));
-      } catch {
-        failed += 1;
-      }
-    }
-    count = parts.length;
-    json = `[${parts.join(',')}]`;
-  }
-  if (count === 0) return { record: undefined, failed };
-  const record: EventRecord = {
+  if (events.length === 0) return undefined;
+  return {
     requestId: envelope.request_id,
     apiSource: envelope.api_source,
     timestamp: envelope.event_timestamp,
     runId: envelope.run_id,
-    count,
-    events: json,
+    count: events.length,
+    events: `[${events.map((event) => event.json).join(',')}]`,
   };
-  return { record, failed };
 }
 
 /** Records of events with envelopes (feedback): consecutive events sharing an envelope share a record. */
@@ -61,11 +47,13 @@ export function recordsOf(events: readonly RankdEvent[]): { records: EventRecord
   const close = () => {
     const first = group[0];
     if (first === undefined) return;
-    const { record, failed: bad } = recordOf({
-      envelope: first,
-      events: group.map(({ event_type, event_data }) => ({ event_type, event_data })),
-    });
-    failed += bad;
+    const recorded: RecordedEvent[] = [];
+    for (const { event_type, event_data } of group) {
+      const event = recordedEventOf(event_type, event_data);
+      if (event === undefined) failed += 1;
+      else recorded.push(event);
+    }
+    const record = recordOf({ envelope: first, events: recorded, failed: 0 });
     if (record) records.push(record);
     group = [];
   };

@@ -74,15 +74,15 @@ export class EventSink {
    * whose events do not fit in the buffer loses them all, so no request is half logged.
    */
   enqueue(batch: RequestEvents): void {
+    // An app's custom event that is not JSON (a BigInt, a cycle) is lost alone, not its request.
+    this.#dropped += batch.failed;
     const size = batch.events.length;
     if (size === 0) return;
     if (this.#closed || this.#pending + size > this.#options.bufferMax) {
       this.#dropped += size;
       return;
     }
-    const { record, failed } = recordOf(batch);
-    // An app's custom event that is not JSON (a BigInt, a cycle) is lost alone, not its request.
-    this.#dropped += failed;
+    const record = recordOf(batch);
     if (record === undefined) return;
     this.#records.push(record);
     this.#pending += record.count;

@@ -59,10 +59,47 @@ export class EventPolicy {
   }
 }
 
-/** An event as a request records it: its envelope is the request's, kept once (see {@link RequestEvents}). */
+/**
+ * An event as a request records it: already serialised, as the sink writes it, since nearly every
+ * recorded event goes to the sink and only a request asking for `include_events` reads them back.
+ * Its envelope is the request's, kept once (see {@link RequestEvents}).
+ */
 export interface RecordedEvent {
   readonly event_type: string;
-  readonly event_data: Record<string, unknown>;
+  /** `{"event_type":…,"event_data":…}`. */
+  readonly json: string;
+}
+
+/** `{"event_type":<type>,"event_data":` per event type (the built-in ones and an app's few). */
+const eventPrefixes = new Map<string, string>();
+/** An app that makes up types as it goes does not grow the cache past this. */
+const MAX_CACHED_PREFIXES = 1000;
+
+/** An event whose data is already JSON text (`dataJson`, the JSON of an object), recorded. */
+export function recordedEvent(eventType: string, dataJson: string): RecordedEvent {
+  let prefix = eventPrefixes.get(eventType);
+  if (prefix === undefined) {
+    prefix = `{"event_type":${JSON.stringify(eventType)},"event_data":`;
+    if (eventPrefixes.size < MAX_CACHED_PREFIXES) eventPrefixes.set(eventType, prefix);
+  }
+  return { event_type: eventType, json: `${prefix}${dataJson}}` };
+}
+
+/**
+ * An event recorded from its data, or undefined when the data is not JSON (a BigInt or a cycle in
+ * an app's custom event): such an event is left out alone, not its request.
+ */
+export function recordedEventOf(
+  eventType: string,
+  eventData: Record<string, unknown>,
+): RecordedEvent | undefined {
+  let dataJson: string | undefined;
+  try {
+    dataJson = JSON.stringify(eventData);
+  } catch {
+    return undefined;
+  }
+  return dataJson === undefined ? undefined : recordedEvent(eventType, dataJson);
 }
 
 /** What every event of one request shares. */
@@ -77,6 +114,8 @@ export interface EventEnvelope {
 export interface RequestEvents {
   readonly envelope: EventEnvelope;
   readonly events: readonly RecordedEvent[];
+  /** Events the request logged that are not JSON, left out (the sink counts them as dropped). */
+  readonly failed: number;
 }
 
 /**
@@ -89,6 +128,7 @@ export class EventRecorder {
   /** Whether the response returns the events (`include_events: true`). */
   readonly respond: boolean;
   readonly #recorded: RecordedEvent[] = [];
+  #failed = 0;
   readonly #sinkKinds: ReadonlySet<string>;
   readonly #requestId: string;
   readonly #apiSource: string;
@@ -111,9 +151,20 @@ export class EventRecorder {
     return this.respond || this.#sinkKinds.has(eventType) || this.#sinkKinds.has(kindOf(eventType));
   }
 
-  /** Records one event if anyone wants its type. */
+  /** Records one event if anyone wants its type; one whose data is not JSON is counted and left out. */
   add(eventType: string, eventData: Record<string, unknown>): void {
-    if (this.wants(eventType)) this.#recorded.push({ event_type: eventType, event_data: eventData });
+    if (!this.wants(eventType)) return;
+    const recorded = recordedEventOf(eventType, eventData);
+    if (recorded === undefined) this.#failed += 1;
+    else this.#recorded.push(recorded);
+  }
+
+  /**
+   * {@link add} for data already written as JSON text, the JSON of an object (the pipeline's own
+   * events, see event-json.ts).
+   */
+  addJson(eventType: string, dataJson: string): void {
+    if (this.wants(eventType)) this.#recorded.push(recordedEvent(eventType, dataJson));
   }
 
   /** The request's envelope; `event_timestamp` is when the request started. */
@@ -126,17 +177,16 @@ export class EventRecorder {
     };
   }
 
-  /** Every event recorded, in order, each with the envelope: what `include_events` returns. */
+  /**
+   * Every event recorded, in order, each with the envelope: what `include_events` returns, read
+   * back from the JSON the sink gets, so that both say the same.
+   */
   get events(): RankdEvent[] {
     const { request_id, api_source, event_timestamp, run_id } = this.envelope;
-    return this.#recorded.map(({ event_type, event_data }) => ({
-      request_id,
-      api_source,
-      event_timestamp,
-      event_type,
-      event_data,
-      run_id,
-    }));
+    return this.#recorded.map(({ json }) => {
+      const { event_type, event_data } = JSON.parse(json) as Pick<RankdEvent, 'event_type' | 'event_data'>;
+      return { request_id, api_source, event_timestamp, event_type, event_data, run_id };
+    });
   }
 
   /**
@@ -144,12 +194,14 @@ export class EventRecorder {
    * undefined when there are none (most requests, when only some are sampled: no envelope to make).
    */
   forSink(): RequestEvents | undefined {
-    if (this.#recorded.length === 0) return undefined;
+    if (this.#recorded.length === 0 && this.#failed === 0) return undefined;
     const events = !this.respond
       ? this.#recorded
       : this.#recorded.filter(
           (e) => this.#sinkKinds.has(e.event_type) || this.#sinkKinds.has(kindOf(e.event_type)),
         );
-    return events.length === 0 ? undefined : { envelope: this.envelope, events };
+    return events.length === 0 && this.#failed === 0
+      ? undefined
+      : { envelope: this.envelope, events, failed: this.#failed };
   }
 }

@@ -1,10 +1,6 @@
 import type { FeatureValue } from '../features/feature-kind.js';
+import { featureEventData } from './event-json.js';
 import type { RequestContext } from './request-context.js';
-
-/** A vector becomes a JSON array (a Float32Array would serialise as an object of indices). */
-function jsonValue(value: FeatureValue | null): number | boolean | string | number[] | null {
-  return value instanceof Float32Array ? Array.from(value) : value;
-}
 
 /**
  * Records FEATURE events: for each candidate, each feature the model declared, with the value it
@@ -19,6 +15,7 @@ export function recordFeatures(
   entityType: string,
   names: readonly string[],
 ): void {
+  const data = featureEventData(entityType);
   for (const candidate of candidates) {
     for (const name of names) {
       let value: FeatureValue | null;
@@ -27,12 +24,7 @@ export function recordFeatures(
       } catch {
         continue;
       }
-      context.events.add('FEATURE', {
-        feature_identifier: candidate.id,
-        feature_identifier_type: entityType,
-        feature_name: name,
-        feature_value: jsonValue(value),
-      });
+      context.events.addJson('FEATURE', data(candidate.id, name, value));
     }
   }
 }

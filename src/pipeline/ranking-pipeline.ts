@@ -8,6 +8,7 @@ import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import { type BusinessLogicStep, type ScoredCandidate, sortByScore } from './business-logic.js';
 import type { Pipeline } from './define-pipeline.js';
+import { businessLogicEventData, modelEventData, placementEventData } from './event-json.js';
 import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
@@ -158,15 +159,8 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       }));
       if (events.wants('FEATURE')) recordFeatures(context, scored, entityType, used.features ?? []);
       if (events.wants('MODEL')) {
-        for (const c of scored) {
-          events.add('MODEL', {
-            model_name: used.name,
-            model_version: modelVersion,
-            model_output: String(c.score),
-            entity_identifier: c.id,
-            entity_identifier_type: entityType,
-          });
-        }
+        const data = modelEventData(used.name, modelVersion, entityType);
+        for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
       }
       sortByScore(scored);
       const logChanges = events.wants('BUSINESS_LOGIC');
@@ -174,18 +168,11 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
         scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
         if (before) {
+          const data = businessLogicEventData(entityType, order, step.name);
           for (const c of scored) {
             const old = before.get(c.entity);
-            if (old !== undefined && old !== c.score) {
-              events.add('BUSINESS_LOGIC', {
-                entity_identifier: c.id,
-                entity_identifier_type: entityType,
-                business_logic_pipeline_order: order,
-                business_logic_name: step.name,
-                old_score: String(old),
-                new_score: String(c.score),
-              });
-            }
+            if (old !== undefined && old !== c.score)
+              events.addJson('BUSINESS_LOGIC', data(c.id, old, c.score));
           }
         }
       }
@@ -193,24 +180,12 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       const [start] = pageSlice(request.candidates.length, paginationOf(request));
       const page = scored.slice(start, start + paginationOf(request).user_page_size);
       if (events.wants('CANDIDATE')) {
-        for (const [order, c] of scored.entries()) {
-          events.add('CANDIDATE', {
-            entity_identifier: c.id,
-            entity_identifier_type: entityType,
-            candidate_score: c.score,
-            candidate_order: order,
-          });
-        }
+        const data = placementEventData('candidate', entityType);
+        for (const [order, c] of scored.entries()) events.addJson('CANDIDATE', data(c.id, c.score, order));
       }
       if (events.wants('IMPRESSION')) {
-        for (const [order, c] of page.entries()) {
-          events.add('IMPRESSION', {
-            entity_identifier: c.id,
-            entity_identifier_type: entityType,
-            impression_score: c.score,
-            impression_order: order,
-          });
-        }
+        const data = placementEventData('impression', entityType);
+        for (const [order, c] of page.entries()) events.addJson('IMPRESSION', data(c.id, c.score, order));
       }
       const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
       context.stageEnded('paginate', clock);

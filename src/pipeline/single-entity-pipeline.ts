@@ -6,6 +6,7 @@ import { selectedModel } from '../experiments/experiment-model.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { Pipeline } from './define-pipeline.js';
+import { modelEventData } from './event-json.js';
 import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import type { RequestContext } from './request-context.js';
@@ -88,13 +89,10 @@ export function defineSingleEntityPipeline<E extends EntityType>(
         const scored = { entity, id: idOf(options.entity.idField, entity) ?? '' };
         if (events.wants('FEATURE'))
           recordFeatures(context, [scored], options.entity.name, used.features ?? []);
-        events.add('MODEL', {
-          model_name: used.name,
-          model_version: modelVersion,
-          model_output: String(score),
-          entity_identifier: scored.id,
-          entity_identifier_type: options.entity.name,
-        });
+        events.addJson(
+          'MODEL',
+          modelEventData(used.name, modelVersion, options.entity.name)(scored.id, score),
+        );
       }
       return respond(score, entity, context.request);
     },

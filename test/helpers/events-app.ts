@@ -6,6 +6,7 @@ import {
   defineModel,
   defineRankingPipeline,
   defineRealtimeFeatures,
+  defineSingleEntityPipeline,
   type EntityOf,
   Feature,
   getFeature,
@@ -34,7 +35,10 @@ export const ProductFacts = defineRealtimeFeatures({
   compute: (p: Product) => ({ price: p.price as number, in_stock: (p.number_in_stock ?? 0) > 0 }),
 });
 
-/** Scores by price; logs one custom event per request. */
+/**
+ * Scores by price; logs one custom event per request, and one that is not JSON (a BigInt) when p05
+ * is a candidate.
+ */
 export const PriceModel = defineModel({
   name: 'PriceModel',
   version: '2.0',
@@ -42,6 +46,7 @@ export const PriceModel = defineModel({
   features: ['facts:price', 'facts:in_stock'],
   score(products) {
     logEvent('MODEL_RAN', { candidates: products.length });
+    if (products.some((p) => p.product_id === 'p05')) logEvent('NOT_JSON', { big: 5n });
     return products.map((p) => getFeature(p, 'facts:price') as number);
   },
 });
@@ -72,10 +77,19 @@ export const EventsPipeline = defineRankingPipeline({
   businessLogic: [BoostP03],
 });
 
+/** One product in, its price out: a single-entity pipeline's MODEL event. */
+export const PricePipeline = defineSingleEntityPipeline({
+  name: 'PricePipeline',
+  path: '/price',
+  entity: TemplateProduct,
+  realtimeFeatures: [ProductFacts],
+  model: PriceModel,
+});
+
 export const eventsApp = defineApp({
   name: 'events-test',
   entities: [TemplateProduct],
-  pipelines: [EventsPipeline],
+  pipelines: [EventsPipeline, PricePipeline],
   experiments: [LayoutTest],
 });
 
