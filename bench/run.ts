@@ -14,6 +14,10 @@ import { fileTimestamp, machineInfo, writeResult } from './lib/results.js';
 /** Every benchmark, in run order. Adding one is one line here plus its module exporting `run`. */
 const BENCHMARKS: Record<string, BenchmarkEntry> = {
   index: { about: 'entity upload/get over HTTP vs MSET/MGET', load: () => import('./index-bench.js') },
+  'upload-ceiling': {
+    about: 'upload: rankd vs a bare HTTP forwarder of the same MSET vs MSET',
+    load: () => import('./upload-ceiling.js'),
+  },
   rank: { about: 'template ranking pipeline over HTTP vs a bare route', load: () => import('./rank.js') },
   events: {
     about: 'spec example with IMPRESSION + MODEL events to the stream vs events off',
