@@ -110,6 +110,55 @@ const PerRequest = defineRealtimeFeatures({
   },
 });
 
+// A pipeline whose real-time groups are split by what they read: `rt_early` lists no stored
+// feature, so it runs while the feature rows are still being read; `rt_late` requires one, so it
+// and `rt_after` (declared after it) run once the rows are in.
+/** What `rt_early` saw when it tried to read a stored feature it did not list, by request_id. */
+const earlyLookups = new Map<string, string>();
+const Early = defineRealtimeFeatures({
+  name: 'rt_early',
+  entity: Product,
+  features: { title_length: Feature.integer() },
+  compute(product, request) {
+    try {
+      getFeature(product, 'stats:ctr');
+      earlyLookups.set(request.request_id as string, 'read');
+    } catch (error) {
+      earlyLookups.set(request.request_id as string, (error as Error).message);
+    }
+    return { title_length: String(product.title ?? '').length };
+  },
+});
+const Late = defineRealtimeFeatures({
+  name: 'rt_late',
+  entity: Product,
+  requires: ['stats:ctr', 'rt_early:title_length'],
+  features: { ctr_times_length: Feature.float() },
+  compute: (product) => ({
+    ctr_times_length:
+      (getFeature(product, 'stats:ctr') as number) * (getFeature(product, 'rt_early:title_length') as number),
+  }),
+});
+const AfterLate = defineRealtimeFeatures({
+  name: 'rt_after',
+  entity: Product,
+  features: { late_plus_one: Feature.float() },
+  // Lists nothing, but reads the group declared before it: it still runs after that group.
+  compute: (product) => ({ late_plus_one: (getFeature(product, 'rt_late:ctr_times_length') as number) + 1 }),
+});
+const SplitModel = defineModel({
+  name: 'SplitModel',
+  entity: Product,
+  features: ['rt_late:ctr_times_length', 'rt_after:late_plus_one'],
+  score(products, request) {
+    reads.set(request.request_id as string, {
+      late: products.map((p) => getFeature(p, 'rt_late:ctr_times_length')),
+      after: products.map((p) => getFeature(p, 'rt_after:late_plus_one')),
+    });
+    return products.map(() => 1);
+  },
+});
+
 /** The request's own identifier, for per-request features. */
 const requestRef = (request: RankdRequest) => ({ type: 'request', id: request.request_id as string });
 
@@ -204,6 +253,13 @@ const app = defineApp({
       candidate: Product,
       realtimeFeatures: [PerProduct, PerPair, PerRequest],
       model: ProbeModel,
+    }),
+    defineRankingPipeline({
+      name: 'SplitPipeline',
+      path: '/split',
+      candidate: Product,
+      realtimeFeatures: [Early, Late, AfterLate],
+      model: SplitModel,
     }),
     defineRankingPipeline({
       name: 'IsolationPipeline',
@@ -402,6 +458,17 @@ describe('real-time features', () => {
     assert.equal(p1['rt_pair:title_match'], 1);
     assert.equal(p2['rt_pair:title_match'], 0, 'computed null: the default');
     assert.equal(read.request['rt_req:qlen'], 'candle'.length);
+  });
+
+  test('groups that list no stored feature run before the rows are in; the rest, in declared order, after', async () => {
+    const read = await readsOf(candle('p1', 'p2'), '/api/v1/split');
+    const request_id = `f${requests}`;
+    // p1: ctr 0.25 stored, title "Scented candle" (14); p2: no row, default ctr 0.5, "Lamp" (4).
+    assert.deepEqual(read.late, [0.25 * 14, 0.5 * 4], 'rt_late read the stored rows and rt_early');
+    assert.deepEqual(read.after, [0.25 * 14 + 1, 0.5 * 4 + 1], 'rt_after ran after rt_late');
+    const lookup = earlyLookups.get(request_id) ?? '';
+    assert.match(lookup, /"stats:ctr" is stored, and was read before the stored features arrived/);
+    assert.match(lookup, /`requires`/, 'the message says what to change');
   });
 
   test('getFeature outside a request is an error that says so', () => {

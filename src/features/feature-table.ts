@@ -25,6 +25,8 @@ interface Group {
   rows: Map<string, Row | PairCell> | undefined;
   /** Whether the rows are stored rows (decoded when read) rather than computed values. */
   stored: boolean;
+  /** A stored view whose rows are still being read: reading it now would see defaults. */
+  pending: boolean;
 }
 
 /** A feature name resolved against the request's groups (see `FeatureTable.#resolve`). */
@@ -52,10 +54,23 @@ export class FeatureTable {
   readonly #groups = new Map<string, Group>();
   readonly #resolved = new Map<string, Resolved>();
 
-  /** Declares a group so that its features can be read (missing rows then read as defaults). */
-  declare(name: string, specs: Readonly<Record<string, FeatureSpec>>, entityTypes: readonly string[]): void {
+  /**
+   * Declares a group so that its features can be read (missing rows then read as defaults). A
+   * `pending` group (a stored view whose read has begun) cannot be read until {@link settle}.
+   */
+  declare(
+    name: string,
+    specs: Readonly<Record<string, FeatureSpec>>,
+    entityTypes: readonly string[],
+    pending = false,
+  ): void {
     if (this.#groups.has(name)) return;
-    this.#groups.set(name, { specs, entityTypes, rows: undefined, stored: false });
+    this.#groups.set(name, { specs, entityTypes, rows: undefined, stored: false, pending });
+  }
+
+  /** Says that every row of group `name` is in: its features can be read. */
+  settle(name: string): void {
+    this.#group(name).pending = false;
   }
 
   /**
@@ -131,6 +146,13 @@ export class FeatureTable {
     if (spec === undefined) {
       throw new FeatureLookupError(
         `${groupName} has no feature ${JSON.stringify(feature)}; it has ${Object.keys(group.specs).join(', ')}`,
+      );
+    }
+    // Real-time groups that list no stored feature in `requires` run while the rows are being
+    // read; one that reads one anyway would get a default where a value may be stored.
+    if (group.pending) {
+      throw new FeatureLookupError(
+        `Feature ${JSON.stringify(name)} is stored, and was read before the stored features arrived: list it in the \`requires\` of the real-time features that read it`,
       );
     }
     const soleType = group.entityTypes.length === 1 ? group.entityTypes[0] : undefined;

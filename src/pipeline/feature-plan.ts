@@ -7,7 +7,16 @@ import { allComponents, type Component, type ProvidedFeatures } from './componen
 /** What a pipeline needs before its code runs: stored views to read, real-time groups to compute. */
 export interface FeaturePlan {
   readonly storedViews: readonly FeatureView[];
+  /** The pipeline's real-time groups, in declared order. */
   readonly realtime: readonly RealtimeFeatures[];
+  /**
+   * {@link realtime}'s first groups, as long as they read no stored feature (their `requires`
+   * name none, nor a group after them): they need only the hydrated entities, so they run while
+   * the stored-feature read is still on its way.
+   */
+  readonly realtimeBeforeStored: readonly RealtimeFeatures[];
+  /** The rest of {@link realtime}, in the same order: they run once the stored rows are in. */
+  readonly realtimeAfterStored: readonly RealtimeFeatures[];
 }
 
 /**
@@ -81,5 +90,25 @@ export function planFeatures(
     }
     if (view) stored.add(view);
   }
-  return { storedViews: [...stored], realtime };
+  const split = independentPrefix(realtime);
+  return {
+    storedViews: [...stored],
+    realtime,
+    realtimeBeforeStored: realtime.slice(0, split),
+    realtimeAfterStored: realtime.slice(split),
+  };
+}
+
+/**
+ * The length of the longest run of groups, from the first, that need nothing but entities: each
+ * requires only groups before it in that run. Stopping at the first group that needs more keeps
+ * the declared order, which a group may rely on to read an earlier one.
+ */
+function independentPrefix(realtime: readonly RealtimeFeatures[]): number {
+  const before = new Set<string>();
+  for (const group of realtime) {
+    if (!group.requires.every((name) => before.has(splitName(name)[0]))) break;
+    before.add(group.name);
+  }
+  return before.size;
 }

@@ -1,4 +1,5 @@
 import type { FeatureView } from '../features/define-feature-view.js';
+import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { FeatureStore, RowRequest } from '../features/feature-store.js';
 import type { FeaturePlan } from './feature-plan.js';
@@ -53,6 +54,8 @@ export class StoredFeatureFetch {
   readonly #context: RequestContext;
   readonly #firstIds: ReadonlyMap<string, readonly string[]>;
   readonly #first: Promise<void>;
+  /** When the last rows went into the feature table (a `performance.now()` reading). */
+  #rowsInAt = 0;
 
   /** `idsByType`: the request's own entities, each id once per type. */
   constructor(
@@ -70,6 +73,7 @@ export class StoredFeatureFetch {
         view.name,
         view.features,
         view.entityTypes.map((t) => t.name),
+        true,
       );
     this.#first = this.#read(idsByType, undefined);
     // If hydration fails first, this read's failure must not surface as an unhandled rejection.
@@ -78,12 +82,19 @@ export class StoredFeatureFetch {
 
   /**
    * Waits for the first read, then, when hydration found entities through references
-   * (`foundReferenced`, what {@link hydrate} resolved with), reads the rows they add.
+   * (`foundReferenced`, what {@link hydrate} resolved with), reads the rows they add. Resolves
+   * with when the last rows went into the feature table, which may be well before this returns:
+   * real-time features may have run meanwhile.
    */
-  async complete(foundReferenced: boolean): Promise<void> {
+  async complete(foundReferenced: boolean): Promise<number> {
     await this.#first;
-    // Otherwise every entity of the request was one of its own: all their rows are read.
-    if (!foundReferenced) return;
+    if (foundReferenced) await this.#readReferenced();
+    for (const view of this.#plan.storedViews) this.#context.features.settle(view.name);
+    return this.#rowsInAt;
+  }
+
+  /** Reads the rows of entities found through references, which the first read could not name. */
+  async #readReferenced(): Promise<void> {
     const requested = new Map<FeatureView, Set<string>>();
     for (const view of this.#plan.storedViews) {
       const keys = new Set<string>();
@@ -104,7 +115,10 @@ export class StoredFeatureFetch {
       const keys = rowKeys(view, idsByType, requested?.get(view));
       if (keys.length > 0) requests.push({ view, keys });
     }
-    if (requests.length === 0) return;
+    if (requests.length === 0) {
+      this.#rowsInAt = performance.now();
+      return;
+    }
     const rows = await this.#store.read(requests);
     const features = this.#context.features;
     for (let i = 0; i < requests.length; i++) {
@@ -116,18 +130,23 @@ export class StoredFeatureFetch {
         if (row !== undefined) features.putStored(view.name, ids[0] ?? '', ids[1], row);
       }
     }
+    this.#rowsInAt = performance.now();
   }
 }
 
 type Computed = Record<string, FeatureValue | null | undefined>;
 
 /**
- * Computes the pipeline's real-time features for the request's (hydrated) entities: per request,
- * per entity of the group's type, or per pair of entities of its two types. Groups run in declared
- * order (a group may read an earlier group's features); the calls of one group run concurrently.
+ * Computes real-time feature groups (a run of the pipeline's: see
+ * `FeaturePlan.realtimeBeforeStored`) for the request's hydrated entities: per request, per
+ * entity of the group's type, or per pair of entities of its two types. Groups run in the order
+ * given (a group may read an earlier group's features); the calls of one group run concurrently.
  */
-export async function computeRealtimeFeatures(context: RequestContext, plan: FeaturePlan): Promise<void> {
-  for (const group of plan.realtime) {
+export async function computeRealtimeFeatures(
+  context: RequestContext,
+  groups: readonly RealtimeFeatures[],
+): Promise<void> {
+  for (const group of groups) {
     const types = group.entityTypes.map((t) => t.name);
     context.features.declare(group.name, group.features, types);
     // Parallel lists and Map.forEach rather than iterators and tuples: this runs for every entity

@@ -54,11 +54,11 @@ export class RequestContext {
   }
 
   /**
-   * Ends `stage`, begun at `start` (a `performance.now()` reading), and returns the end, where
-   * the next stage begins: one clock reading per stage, cheap enough to be always on.
+   * Ends `stage`, begun at `start` (a `performance.now()` reading), at `end` (now unless given),
+   * and returns the end, where the next stage begins: one clock reading per stage, cheap enough
+   * to be always on.
    */
-  stageEnded(stage: PipelineStage, start: number): number {
-    const end = performance.now();
+  stageEnded(stage: PipelineStage, start: number, end = performance.now()): number {
     this.stageObserver?.stage(this.pipeline, stage, start, end);
     return end;
   }

@@ -69,11 +69,14 @@ export function runPipeline(
     const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead);
     context.stageEnded('hydrate', start);
     await assignExperiments(context, options.experiments);
-    await featureFetch.complete(foundReferenced);
+    // Groups that need only entities run while the stored rows are still on their way: on a
+    // large request Redis is still answering the feature read when hydration is done.
+    const realtimeStart = performance.now();
+    await computeRealtimeFeatures(context, plan.realtimeBeforeStored);
     // From the start too: the stored-feature read began with hydration, not after it.
-    const fetched = context.stageEnded('features', start);
-    await computeRealtimeFeatures(context, plan);
-    context.stageEnded('realtime_features', fetched);
+    context.stageEnded('features', start, await featureFetch.complete(foundReferenced));
+    await computeRealtimeFeatures(context, plan.realtimeAfterStored);
+    context.stageEnded('realtime_features', realtimeStart);
     const result = await pipeline.execute(context, plan);
     const forSink = events.forSink();
     if (forSink !== undefined) options.onEvents?.(forSink);
