@@ -10,7 +10,6 @@ import { type CpuSample, cpuPerCall, sampleCpu } from './lib/cpu.js';
 import { type DriveResult, drive } from './lib/drive.js';
 import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
-import type { PackageBuild } from './lib/package-build.js';
 import type { PhaseWindow } from './lib/profile-summary.js';
 import {
   floorBody,
@@ -19,37 +18,28 @@ import {
   type RankRequest,
   rankAnswerProblem,
   rankRequests,
-  TEMPLATE_PRODUCT_VIEWS,
 } from './lib/rank-data.js';
 import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { type ServerProcess, serverNodeArgs, startServerProcess } from './lib/server-process.js';
 import { median, type PhaseStats, summarise } from './lib/stats.js';
 import { formatCount, formatMs, formatTable } from './lib/table.js';
-import { inLoadBatches, KEY_SETTINGS, openTemplateLoader } from './lib/template-stores.js';
+import { loadTemplateData, RANK_SERVER_SETTINGS } from './lib/template-stores.js';
 
 const CONCURRENCY = 16;
 /** Issue 3's goals: (a) at least this share of the floor's throughput; (b) one request alone this fast. */
 const GOAL_THROUGHPUT_RATIO = 0.6;
 const GOAL_UNLOADED_P50_MS = 10;
-/**
- * rankd's server settings beyond the keys. The command timeout (default 2 s) is raised: at
- * concurrency 16 with 1000 candidates on a saturated 2-core machine, a reply can wait that long
- * for the event loop, and rankd then answers 503 (seen at load average 14). The floor's client has
- * no timeout at all; the benchmark measures speed, not an overload policy. Events are off: the
- * floor writes none, so the ratio is the pipeline's own, and the `events` benchmark measures what
- * logging them adds (by default some 2,100 per 1000-candidate request: MODEL and CANDIDATE each).
- */
-const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000', EVENTS_SINK: 'off' } as const;
 const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
 
 /** A benchmark case: a request shape, how many distinct requests to cycle through, and its goal. */
-interface RankCase extends RankCaseShape {
+export interface RankCase extends RankCaseShape {
   readonly key: 'a' | 'b';
   readonly label: string;
   readonly distinctRequests: number;
 }
 
-const CASES: readonly RankCase[] = [
+/** The cases, (a) and (b), as issue 3 names them. */
+export const CASES: readonly RankCase[] = [
   {
     key: 'a',
     label: '(a) spec example: 24 candidates, page 8',
@@ -131,13 +121,13 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   try {
     const { build, redis, monitor } = await setUpBuildAndRedis('rank', cleanup);
     console.log(`rankd built from the ${build.source}`);
-    const loaded = await loadData(build, redis.url, plan.products);
+    const loaded = await loadTemplateData(build, redis.url, plan.products);
     console.log(
       `loaded ${formatCount(plan.products)} products (mean ${loaded.meanEntityBytes} B JSON) and ` +
         `${formatCount(2 * plan.products)} feature rows in ${(loaded.ms / 1000).toFixed(1)} s`,
     );
 
-    const env = { ...SERVER_SETTINGS, BENCH_PKG_DIR: build.dir };
+    const env = { ...RANK_SERVER_SETTINGS, BENCH_PKG_DIR: build.dir };
     const rankdServer = await startServerProcess({
       redisUrl: redis.url,
       entry: SERVE_RANK,
@@ -197,7 +187,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       unloadedRequests: plan.unloadedBlocks * plan.unloadedPerBlock,
       loadAverage: loadAverages(loadBefore),
       serverProcess: ['node', '--import', 'tsx', ...serverNodeArgs(), 'bench/lib/serve-rank.ts'].join(' '),
-      serverSettings: SERVER_SETTINGS,
+      serverSettings: RANK_SERVER_SETTINGS,
       httpClient: `undici Pool, ${CONCURRENCY} keep-alive connections`,
       goals: { throughputRatioA: GOAL_THROUGHPUT_RATIO, unloadedP50MsB: GOAL_UNLOADED_P50_MS },
       cases,
@@ -206,26 +196,6 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   } finally {
     await cleanup.run();
   }
-}
-
-/**
- * Fills the index and the template's two product views through the private build's own stores
- * (see template-stores.ts), so keys and row layouts are exactly production's.
- */
-async function loadData(build: PackageBuild, redisUrl: string, total: number) {
-  const started = performance.now();
-  const loader = await openTemplateLoader(build, redisUrl);
-  let entityBytes = 0;
-  try {
-    await inLoadBatches(total, async (numbers) => {
-      const bytes = await loader.writeProducts(numbers);
-      entityBytes += bytes;
-      for (const view of TEMPLATE_PRODUCT_VIEWS) await loader.writeRows(view, numbers);
-    });
-  } finally {
-    await loader.close();
-  }
-  return { meanEntityBytes: Math.round(entityBytes / total), ms: performance.now() - started };
 }
 
 /** Times phases on a target and records when they ran (for `--cpu-prof`) and their CPU per request. */

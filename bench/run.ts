@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- [name...] [--quick] [--cpu-prof]`: runs the named benchmarks (all of them when
- * none is named), prints each one's table and writes its figures to
+ * `npm run bench -- [name...] [--quick] [--cpu-prof]`: runs the named benchmarks (when none is
+ * named, all of them but `compare`, which compares two builds rather than measuring one), prints each one's table and writes its figures to
  * `bench/results/<name>-<timestamp>.json`. Benchmarks are not tests: they exit 0 whatever the
  * figures, and 1 only when one could not run or measured errors.
  */
@@ -36,6 +36,11 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     load: () => import('./features-load.js'),
   },
   scale: { about: 'spec example on 1 vs 2 workers; Redis memory per item', load: () => import('./scale.js') },
+  compare: {
+    about: 'two builds (or Node flag sets) of rank (a) or (b) in alternated blocks: B ÷ A',
+    load: () => import('./compare.js'),
+    onlyWhenNamed: true,
+  },
 };
 
 /** Names that run several benchmarks, e.g. an issue's benchmark made of parts. */
@@ -94,7 +99,10 @@ async function main(): Promise<number> {
     return 1;
   }
   // A benchmark named twice (directly and through a group) runs once.
-  const names = expanded.length > 0 ? [...new Set(expanded)] : Object.keys(BENCHMARKS);
+  const names =
+    expanded.length > 0
+      ? [...new Set(expanded)]
+      : Object.keys(BENCHMARKS).filter((name) => BENCHMARKS[name]?.onlyWhenNamed !== true);
   const machine = machineInfo();
   console.log(
     `${machine.cpuCount} × ${machine.cpuModel}, Node ${machine.node}, redis-server ${machine.redisServer}`,

@@ -24,4 +24,6 @@ export interface BenchmarkEntry {
   /** One line shown by the runner's list. */
   readonly about: string;
   readonly load: () => Promise<BenchmarkModule>;
+  /** Left out of a run that names no benchmark (a tool run on purpose, like `compare`). */
+  readonly onlyWhenNamed?: boolean;
 }

@@ -44,10 +44,13 @@ function commitOf(revision: string): Promise<string> {
  * revision (`BENCH_SOURCE=HEAD`), that revision's: a shared checkout where others are editing may
  * not compile at any given moment, and a figure should name the code it measured; or, when it
  * names a directory holding a copy of the repo's `src/`, `template/`, `tsconfig.json` and
- * `package.json`, that copy's (to measure a change before making it).
+ * `package.json`, that copy's (to measure a change before making it). `revision` overrides
+ * `BENCH_SOURCE` (an empty string: the working tree), for a benchmark that builds two.
  */
-export async function buildPackage(dir: string): Promise<PackageBuild> {
-  const revision = process.env.BENCH_SOURCE;
+export async function buildPackage(
+  dir: string,
+  revision: string | undefined = process.env.BENCH_SOURCE,
+): Promise<PackageBuild> {
   let source = ROOT;
   let label = `working tree (on ${await commitOf('HEAD')})`;
   if (revision && existsSync(join(revision, 'src'))) {

@@ -29,6 +29,8 @@ export interface ServerProcessOptions {
    * protocol ({@link ServeMessage}; answer `cpu`, exit on `stop`): `runServeChild` does.
    */
   entry?: string;
+  /** Node flags after {@link serverNodeArgs}'s (a later flag wins), for one server of several. */
+  extraNodeArgs?: readonly string[];
 }
 
 const SERVE_ENTRY = fileURLToPath(new URL('./serve.ts', import.meta.url));
@@ -39,7 +41,7 @@ const SERVE_ENTRY = fileURLToPath(new URL('./serve.ts', import.meta.url));
  * thread with the load generator, and a profile of it shows only server work.
  */
 export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
-  const execArgv = ['--import', 'tsx', ...serverNodeArgs()];
+  const execArgv = ['--import', 'tsx', ...serverNodeArgs(), ...(options.extraNodeArgs ?? [])];
   if (options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir);
   const child = fork(options.entry ?? SERVE_ENTRY, [], {
     execArgv,

@@ -14,6 +14,20 @@ import { productSalesRow, productStatsRow, rankProduct, TEMPLATE_PRODUCT_VIEWS }
  */
 export const KEY_SETTINGS = { PROJECT_NAME: 'default', INDEX_VERSION: '1', INDEX_CODEC: 'json' } as const;
 
+/**
+ * The rank benchmarks' server settings (`rank`, `compare`), beyond the keys. The command timeout (default 2 s) is raised: at
+ * concurrency 16 with 1000 candidates on a saturated 2-core machine, a reply can wait that long
+ * for the event loop, and rankd then answers 503 (seen at load average 14). The floor's client has
+ * no timeout at all; the benchmark measures speed, not an overload policy. Events are off: the
+ * floor writes none, so the ratio is the pipeline's own, and the `events` benchmark measures what
+ * logging them adds (by default some 2,100 per 1000-candidate request: MODEL and CANDIDATE each).
+ */
+export const RANK_SERVER_SETTINGS = {
+  ...KEY_SETTINGS,
+  REDIS_COMMAND_TIMEOUT_MS: '30000',
+  EVENTS_SINK: 'off',
+} as const;
+
 /** Rows per upload and per feature write while loading, as a loader's batches. */
 const LOAD_BATCH = 1000;
 /** Batches in flight at once: loading is set-up, not the measurement. */
@@ -94,4 +108,24 @@ export async function inLoadBatches(
     batches.push(Array.from({ length: Math.min(LOAD_BATCH, total - start) }, (_, j) => start + j));
   for (let i = 0; i < batches.length; i += BATCHES_IN_FLIGHT)
     await Promise.all(batches.slice(i, i + BATCHES_IN_FLIGHT).map(write));
+}
+
+/**
+ * Fills the index and the template's two product views through the private build's own stores
+ * (see template-stores.ts), so keys and row layouts are exactly production's.
+ */
+export async function loadTemplateData(build: PackageBuild, redisUrl: string, total: number) {
+  const started = performance.now();
+  const loader = await openTemplateLoader(build, redisUrl);
+  let entityBytes = 0;
+  try {
+    await inLoadBatches(total, async (numbers) => {
+      const bytes = await loader.writeProducts(numbers);
+      entityBytes += bytes;
+      for (const view of TEMPLATE_PRODUCT_VIEWS) await loader.writeRows(view, numbers);
+    });
+  } finally {
+    await loader.close();
+  }
+  return { meanEntityBytes: Math.round(entityBytes / total), ms: performance.now() - started };
 }
