@@ -108,6 +108,8 @@ export class RedisConnection {
         ),
       'mget',
     );
+    // A single Redis answers in the keys' own order: the reply is the result.
+    if (groups.length === 1 && this.mode === 'single') return replies[0] as StoredValue[];
     const values = new Array<StoredValue>(keys.length).fill(null);
     groups.forEach((group, g) => {
       const reply = replies[g] as StoredValue[];
