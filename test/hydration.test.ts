@@ -431,3 +431,41 @@ describe('no cache', () => {
     assert.equal(third.candidates[0]?.brand, undefined);
   });
 });
+
+describe('values written behind rankd’s back', () => {
+  // Upload checks what it writes; a value someone else wrote is refused by name, never half-read.
+  for (const [label, value] of [
+    ['not JSON', '{oops}'],
+    ['two objects in one value', '{"title":"first"},{"title":"second"}'],
+  ] as const) {
+    test(`${label}, among good ones: a 500 RANKD_INDEX_VALUE_CORRUPT naming its key`, async () => {
+      const bad = key('product', 'bad1');
+      const node = await raw.nodeForKey(bad);
+      await node.set(bad, Buffer.from(value));
+      try {
+        const res = await postJson(server, '/api/v1/ranking', {
+          request_id: `bad-${label}`,
+          candidates: ids('p1', 'bad1', 'p2', 'p3'),
+        });
+        assert.equal(res.status, 500, JSON.stringify(res.body));
+        assert.equal(res.body.error_code, 'RANKD_INDEX_VALUE_CORRUPT');
+        assert.ok(String(res.body.detail).includes(bad), res.body.detail);
+      } finally {
+        await node.del(bad);
+      }
+    });
+  }
+
+  test('good values around them parse as they would alone: every field, escapes and non-ASCII text', async () => {
+    await uploadEntities(server, 'product', [
+      { product_id: 'esc1', title: 'Bougie "Lumière" \\ ☃ 🕯️', price: 1 },
+      { product_id: 'esc2', title: 'line\nbreak\ttab', price: 2, tags: ['a', { b: [null, true] }] },
+    ]);
+    const saw = await hydrated({ candidates: ids('esc1', 'esc2', 'p1') });
+    const [esc1, esc2, p1] = saw.candidates;
+    assert.equal(esc1?.title, 'Bougie "Lumière" \\ ☃ 🕯️');
+    assert.equal(esc2?.title, 'line\nbreak\ttab');
+    assert.deepEqual(esc2?.tags, ['a', { b: [null, true] }]);
+    assert.equal(p1?.title, 'Candle');
+  });
+});
