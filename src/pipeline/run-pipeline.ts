@@ -27,6 +27,11 @@ export interface RunOptions {
   readonly onEvents?: (events: RequestEvents) => void;
   /** Told when each stage ends (metrics, spans). */
   readonly stages?: StageObserver | undefined;
+  /**
+   * The pipeline's route, which every event names, as the app worked it out once.
+   * @defaultValue `routeOf(pipeline)`, worked out again (two regular expressions) for this request
+   */
+  readonly route?: string;
 }
 
 /**
@@ -45,7 +50,7 @@ export function runPipeline(
   const events = new EventRecorder(
     {
       requestId: String(request.request_id ?? ''),
-      apiSource: routeOf(pipeline),
+      apiSource: options.route ?? routeOf(pipeline),
       runId: options.runId ?? null,
     },
     {

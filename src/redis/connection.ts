@@ -99,6 +99,12 @@ export class RedisConnection {
    */
   async mget(keys: readonly string[]): Promise<StoredValue[]> {
     if (keys.length === 0) return [];
+    // A single Redis takes the whole read as one MGET and answers in the keys' own order: its reply
+    // is the result, with no groups to make nor places to map back.
+    if (this.mode === 'single') {
+      const send = () => this.#transport.send(keys[0] as string, true, ['MGET', ...keys]);
+      return (await this.#run(send, 'mget')) as StoredValue[];
+    }
     const groups = this.#groups(keys);
     // One deadline and one observation for the whole read: it is one step of a request.
     const replies = await this.#run(
@@ -108,8 +114,6 @@ export class RedisConnection {
         ),
       'mget',
     );
-    // A single Redis answers in the keys' own order: the reply is the result.
-    if (groups.length === 1 && this.mode === 'single') return replies[0] as StoredValue[];
     const values = new Array<StoredValue>(keys.length).fill(null);
     groups.forEach((group, g) => {
       const reply = replies[g] as StoredValue[];

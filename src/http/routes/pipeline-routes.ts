@@ -57,6 +57,7 @@ export function registerPipelineRoutes(
             experiments,
             onEvents: (recorded) => forSink.set(request, recorded),
             stages: stageObserverFor(request),
+            route,
           },
         );
       },
