@@ -64,7 +64,7 @@ export { FeatureLookupError } from './features/feature-table.js';
 export { cosine, dot, embeddingSimilarity } from './features/similarity.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
-export { featureMatrix } from './models/feature-matrix.js';
+export { featureColumns, featureMatrix } from './models/feature-matrix.js';
 export type { FileModel, FileModelOptions, ReloadResult } from './models/file-model.js';
 export { type GbdtModelOptions, gbdtModel } from './models/gbdt-model.js';
 export { type LinearModelOptions, linearModel } from './models/linear-model.js';

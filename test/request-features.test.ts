@@ -11,6 +11,7 @@ import {
   type EntityOf,
   Feature,
   type FeatureValue,
+  featureColumns,
   getFeature,
   getFeatures,
   ProductEntity,
@@ -208,6 +209,17 @@ const ProbeModel = defineModel({
       query: { 'qstats:popularity': getFeature(query, 'qstats:popularity') },
       request: { 'rt_req:qlen': getFeature(requestRef(request), 'rt_req:qlen') },
       batch: getFeatures(products, ['stats:ctr', 'stats:label']),
+      pairBatch: getFeatures(
+        products.map((p) => [p, query] as const),
+        ['pq:clicks', 'stats:ctr'],
+      ),
+      columns: featureColumns(products, [
+        'stats:ctr',
+        'stats:views',
+        'stats:flag',
+        'stats:label',
+        'pq:clicks',
+      ]).map((column) => Array.from(column)),
     });
     return products.map(() => 1);
   },
@@ -359,6 +371,22 @@ describe('stored features', () => {
     assert.deepEqual(read.batch, [
       [0.25, 'hot'],
       [0.5, 'none'],
+    ]);
+    // Pairs, and a per-product feature read by the pair's first entity.
+    assert.deepEqual(read.pairBatch, [
+      [9, 0.25],
+      [0, 0.5],
+    ]);
+  });
+
+  test('featureColumns: one column of numbers per feature, as models read them', async () => {
+    const read = await readsOf(candle('p1', 'p2'));
+    assert.deepEqual(read.columns, [
+      [0.25, 0.5], // stored, then the default
+      [7, Number.NaN], // stored, then missing (no default)
+      [0, 1], // booleans: a stored false, then the default true
+      [Number.NaN, Number.NaN], // strings are not numbers
+      [9, 0], // a pair view by its first entity: p2's row is for another query
     ]);
   });
 

@@ -1,5 +1,13 @@
 import type { FeatureKind, FeatureSpec, FeatureValue } from './feature-kind.js';
 
+/** Where a feature sits in the rows of one layout (see {@link RowLayout.slotOf}). */
+export interface RowSlot {
+  readonly kind: FeatureKind;
+  /** Its index among the fixed-size or among the variable-size features. */
+  readonly index: number;
+  readonly fixed: boolean;
+}
+
 /**
  * The binary layout of a feature row: fixed-size values (float, integer, boolean as f64, NaN for
  * missing) first at fixed offsets so that reading one is a single `readDoubleLE`, then the
@@ -20,10 +28,7 @@ export class RowLayout {
    * Per feature: its kind and its index among the fixed-size or the variable-size ones. One map,
    * so that a read (which runs per feature a model reads) is one look-up.
    */
-  readonly #slots = new Map<
-    string,
-    { readonly kind: FeatureKind; readonly index: number; readonly fixed: boolean }
-  >();
+  readonly #slots = new Map<string, RowSlot>();
   readonly #fixedCount: number;
   /** The kinds of the variable-size features, in stored order. */
   readonly #variableKinds: FeatureKind[] = [];
@@ -122,7 +127,19 @@ export class RowLayout {
 
   /** Reads one feature from a row of this layout; null when missing or not in the layout. */
   read(row: Buffer, name: string): FeatureValue | null {
-    const slot = this.#slots.get(name);
+    return this.readSlot(row, this.#slots.get(name));
+  }
+
+  /**
+   * Where feature `name` sits in this layout's rows, undefined when it is not in the layout: a
+   * reader of many rows looks it up once, then reads each with {@link readSlot}.
+   */
+  slotOf(name: string): RowSlot | undefined {
+    return this.#slots.get(name);
+  }
+
+  /** {@link read} at a slot of this layout (from {@link slotOf}); null when missing or no slot. */
+  readSlot(row: Buffer, slot: RowSlot | undefined): FeatureValue | null {
     if (slot === undefined) return null;
     if (slot.fixed) {
       const number = row.readDoubleLE(RowLayout.HEADER_BYTES + 8 * slot.index);
