@@ -76,7 +76,10 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
       process.off('exit', killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.send('stop');
+      // A child that crashed may have closed its channel before its exit is seen: a send without
+      // a callback would then throw out of the benchmark (an 'error' event) and skip its clean-up.
+      if (child.connected) child.send('stop', (error) => error && child.kill('SIGKILL'));
+      else child.kill('SIGKILL');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);

@@ -9,7 +9,7 @@ import {
   spawnRedisServer,
   waitForRedis,
 } from '../../src/redis/local-server.js';
-import { freePort, type TestRedis } from './redis-server.js';
+import { freePort, killOnProcessExit, type TestRedis } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -103,7 +103,9 @@ export async function startTestCluster(): Promise<TestCluster> {
     if (!ports.includes(port)) ports.push(port);
   }
   const children = new Map<number, ChildProcess>();
+  const unguard = killOnProcessExit(() => children.values(), dir);
   const stopAll = async () => {
+    unguard();
     await Promise.all([...children.keys()].map((port) => kill(port)));
     rmSync(dir, { recursive: true, force: true });
   };

@@ -61,6 +61,7 @@ export async function startTestRedis(
   const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
   let child: ChildProcess | undefined;
+  const unguard = killOnProcessExit(() => [child], dir);
   const start = async () => {
     child = spawnRedisServer({ binary, port, dir, persistent: options.persistent ?? false, detached: false });
     if (!(await waitForRedis(port, 10_000))) throw new Error(`redis-server did not start on port ${port}`);
@@ -81,8 +82,27 @@ export async function startTestRedis(
     kill,
     restart: start,
     async stop() {
+      unguard();
       await kill();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Kills the redis-servers `servers()` names and removes their data directory `dir` if this process
+ * exits before they are stopped (an uncaught error, `process.exit`): a test file or benchmark that
+ * crashes must not leave a redis-server running. Returns the function that takes the guard off,
+ * for `stop()` to call.
+ */
+export function killOnProcessExit(
+  servers: () => Iterable<ChildProcess | undefined>,
+  dir: string,
+): () => void {
+  const onExit = () => {
+    for (const server of servers()) if (server && server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
+  return () => process.off('exit', onExit);
 }
