@@ -153,14 +153,12 @@ export class FeatureTable {
         rows = this.#rowsOfEach(resolved, identifiers);
         rowsByGroup.set(resolved.group, rows);
       }
-      const values = new Array<FeatureValue | null>(identifiers.length);
+      if (rows === null) return identifiers.map((identifier) => this.#readOne(resolved, identifier));
+      const values = new Array<FeatureValue | null>(rows.length);
       const fallback = resolved.spec.default;
-      for (let i = 0; i < values.length; i++) {
-        if (rows === null) values[i] = this.#readOne(resolved, identifiers[i] as Identifier);
-        else {
-          const row = rows[i];
-          values[i] = row === undefined ? fallback : (valueIn(resolved, row) ?? fallback);
-        }
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i];
+        values[i] = row === undefined ? fallback : (valueIn(resolved, row) ?? fallback);
       }
       return values;
     };

@@ -20,7 +20,6 @@ export function featureMatrix(
   features: readonly string[],
   out?: Float64Array,
 ): Float64Array {
-  const context = currentContext();
   const rows = entities.length;
   const cols = features.length;
   const size = rows * cols;
@@ -28,7 +27,7 @@ export function featureMatrix(
   // Column by column, each name resolved once, each entity identified once and its row in each
   // group found once: a thousand candidates × fifty features is fifty thousand reads, where
   // per-read overhead dominates.
-  const read = context.features.reader(entities.map((entity) => context.identify(entity)));
+  const read = currentContext().featureReader(entities);
   for (let col = 0; col < cols; col++) {
     const values = read(features[col] as string);
     for (let row = 0; row < rows; row++) matrix[row * cols + col] = numericValue(values[row]);
@@ -46,8 +45,7 @@ export function featureColumns<const N extends readonly string[]>(
   entities: readonly object[],
   features: N,
 ): { [K in keyof N]: Float64Array } {
-  const context = currentContext();
-  const read = context.features.reader(entities.map((entity) => context.identify(entity)));
+  const read = currentContext().featureReader(entities);
   return features.map((name) => {
     const values = read(name);
     const column = new Float64Array(values.length);

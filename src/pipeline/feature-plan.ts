@@ -7,15 +7,13 @@ import { allComponents, type Component, type ProvidedFeatures } from './componen
 /** What a pipeline needs before its code runs: stored views to read, real-time groups to compute. */
 export interface FeaturePlan {
   readonly storedViews: readonly FeatureView[];
-  /** The pipeline's real-time groups, in declared order. */
-  readonly realtime: readonly RealtimeFeatures[];
   /**
-   * {@link realtime}'s first groups, as long as they read no stored feature (their `requires`
-   * name none, nor a group after them): they need only the hydrated entities, so they run while
-   * the stored-feature read is still on its way.
+   * The pipeline's first real-time groups, in declared order, as long as they read no stored
+   * feature (their `requires` name none, nor a group after them): they need only the hydrated
+   * entities, so they run while the stored-feature read is still on its way.
    */
   readonly realtimeBeforeStored: readonly RealtimeFeatures[];
-  /** The rest of {@link realtime}, in the same order: they run once the stored rows are in. */
+  /** The rest of the real-time groups, in declared order: they run once the stored rows are in. */
   readonly realtimeAfterStored: readonly RealtimeFeatures[];
 }
 
@@ -93,7 +91,6 @@ export function planFeatures(
   const split = independentPrefix(realtime);
   return {
     storedViews: [...stored],
-    realtime,
     realtimeBeforeStored: realtime.slice(0, split),
     realtimeAfterStored: realtime.slice(split),
   };

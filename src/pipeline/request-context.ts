@@ -103,6 +103,15 @@ export class RequestContext {
     );
   }
 
+  /**
+   * A reader of many features of `entities` (see `FeatureTable.reader`): `read(name)` gives the
+   * feature of each entity, in order, as {@link getFeature} would give it. The batch forms
+   * ({@link getFeatures}, `featureMatrix`, `featureColumns`) all read through it.
+   */
+  featureReader(entities: readonly EntityRef[]): (name: string) => Array<FeatureValue | null> {
+    return this.features.reader(entities.map((entity) => this.identify(entity)));
+  }
+
   /** See {@link getFeature}. */
   getFeature(ref: EntityRef | readonly [EntityRef, EntityRef], name: string): FeatureValue | null {
     if (!Array.isArray(ref)) return this.features.getOne(this.identify(ref as EntityRef), name);
@@ -159,7 +168,7 @@ export function getFeatures(
   if (refs.some((ref) => Array.isArray(ref)))
     return refs.map((ref) => names.map((name) => context.getFeature(ref, name)));
   // One entity each: read name by name, each group's row of an entity found once for all its names.
-  const read = context.features.reader(refs.map((ref) => context.identify(ref as EntityRef)));
+  const read = context.featureReader(refs as readonly EntityRef[]);
   const columns = names.map((name) => read(name));
   return refs.map((_, i) => columns.map((column) => column[i] as FeatureValue | null));
 }
