@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- rank`: the template's ranking pipeline over HTTP, with 100,000 products in the
  * index and both product feature views filled, against its floor: a bare route doing the same
- * Redis reads. See docs/benchmarks.md for what each figure means.
+ * Redis reads; one request at a time, also against the parsing floor: those reads with every
+ * entity parsed. See docs/benchmarks.md for what each figure means.
  */
 import { fileURLToPath } from 'node:url';
 import type { createClient } from 'redis';
@@ -13,6 +14,7 @@ import { HttpClient } from './lib/http.js';
 import type { PhaseWindow } from './lib/profile-summary.js';
 import {
   floorBody,
+  PARSING_FLOOR_PATH,
   RANK_PATH,
   type RankCaseShape,
   type RankRequest,
@@ -69,11 +71,14 @@ function casesToRun(): Set<string> {
   return new Set(named.length > 0 ? named : CASES.map((rankCase) => rankCase.key));
 }
 
-type PathName = 'rankd' | 'floor';
+/** The paths measured under load; the parsing floor is measured one request at a time only. */
+type LoadedPathName = 'rankd' | 'floor';
+type PathName = LoadedPathName | 'parsing floor';
 
-/** One of the two servers under test, and how its answers are checked. */
+/** A route under test, the server that serves it, and how its answers are checked. */
 interface Target {
   readonly name: PathName;
+  readonly path: string;
   readonly server: ServerProcess;
   readonly http: HttpClient;
   /** Why `text` is not a right answer to `request`, or undefined. */
@@ -145,11 +150,12 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const keyCount = await monitor.dbSize();
     if (keyCount !== 3 * plan.products + 1)
       throw new Error(`expected ${3 * plan.products + 1} keys after loading, found ${keyCount}`);
-    const target = (name: PathName, server: ServerProcess): Target => {
+    const target = (name: PathName, server: ServerProcess, path = RANK_PATH): Target => {
       const http = new HttpClient(server.origin, CONCURRENCY);
       cleanup.add(() => http.close());
       return {
         name,
+        path,
         server,
         http,
         check:
@@ -158,7 +164,11 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
             : (_request, text, size) => (text === floorBody(size) ? undefined : 'not the fixed body'),
       };
     };
-    const targets = { rankd: target('rankd', rankdServer), floor: target('floor', floorServer) };
+    const targets: Record<PathName, Target> = {
+      rankd: target('rankd', rankdServer),
+      floor: target('floor', floorServer),
+      'parsing floor': target('parsing floor', floorServer, PARSING_FLOOR_PATH),
+    };
 
     const phaseWindows: PhaseWindow[] = [];
     const bench = new Measurer(monitor, phaseWindows);
@@ -222,7 +232,7 @@ class Measurer {
     const answers: string[] = [];
     const requestOf = (seq: number) => requests[(load.offset + seq) % requests.length] as RankRequest;
     const call = async (seq: number) => {
-      answers[seq] = await target.http.postJson(RANK_PATH, requestOf(seq).body);
+      answers[seq] = await target.http.postJson(target.path, requestOf(seq).body);
     };
     const before = await sampleCpu(target.server, this.monitor);
     const startUs = monotonicUs();
@@ -242,7 +252,7 @@ class Measurer {
     return { ...result, cpu };
   }
 
-  /** A different starting request for every phase, the same for both paths of one round. */
+  /** A different starting request for every phase, the same for every path of one round or block. */
   offsetFor(round: number): number {
     return round * 7919 + this.#phase;
   }
@@ -264,6 +274,8 @@ interface CaseFigures {
   userPageSize: number;
   rankd: PathFigures;
   floor: PathFigures;
+  /** The floor's reads with every entity parsed, one request at a time: what hydrating costs at the least. */
+  parsingFloor: { unloaded: PathFigures['unloaded'] };
   /** Median over rounds of rankd's requests/s ÷ the floor's (each round's two ran back to back). */
   throughputRatio: number;
   throughputRatioPerRound: number[];
@@ -287,7 +299,7 @@ async function runCase(
   plan: Plan,
 ): Promise<CaseFigures> {
   const size = rankCase.userPageSize;
-  const loadedRun = (path: PathName, round: number | 'warmup', durationMs: number) =>
+  const loadedRun = (path: LoadedPathName, round: number | 'warmup', durationMs: number) =>
     bench.measure(`${rankCase.key}/loaded/${path}/${round}`, targets[path], requests, size, {
       concurrency: CONCURRENCY,
       durationMs,
@@ -297,17 +309,17 @@ async function runCase(
   await loadedRun('rankd', 'warmup', plan.warmupMs);
   await loadedRun('floor', 'warmup', plan.warmupMs);
 
-  const loaded: Record<PathName, Measured[]> = { rankd: [], floor: [] };
+  const loaded: Record<LoadedPathName, Measured[]> = { rankd: [], floor: [] };
   for (let round = 0; round < plan.rounds; round++) {
     // Alternating which path goes first cancels whatever favours going first or second.
-    const order: PathName[] = round % 2 === 0 ? ['rankd', 'floor'] : ['floor', 'rankd'];
+    const order: LoadedPathName[] = round % 2 === 0 ? ['rankd', 'floor'] : ['floor', 'rankd'];
     for (const path of order) loaded[path].push(await loadedRun(path, round, plan.loadedMs));
   }
   // One request at a time, in blocks alternating between the paths, so drifting machine load
   // weighs on both alike.
-  const unloaded: Record<PathName, Measured[]> = { rankd: [], floor: [] };
+  const unloaded: Record<PathName, Measured[]> = { rankd: [], floor: [], 'parsing floor': [] };
   for (let block = 0; block < plan.unloadedBlocks; block++) {
-    for (const path of ['rankd', 'floor'] as const) {
+    for (const path of ['rankd', 'floor', 'parsing floor'] as const) {
       unloaded[path].push(
         await bench.measure(`${rankCase.key}/unloaded/${path}/${block}`, targets[path], requests, size, {
           concurrency: 1,
@@ -318,16 +330,19 @@ async function runCase(
     }
   }
 
-  const figures = (path: PathName): PathFigures => {
+  const aloneFigures = (path: PathName): PathFigures['unloaded'] => ({
+    ...summarise(
+      unloaded[path].flatMap((m) => m.latenciesMs),
+      unloaded[path].reduce((sum, m) => sum + m.wallMs, 0),
+      1,
+    ),
+    cpuMsPerRequest: meanCpu(unloaded[path]),
+  });
+  const figures = (path: LoadedPathName): PathFigures => {
     const perRound = loaded[path].map((m) => summarise(m.latenciesMs, m.wallMs, 1).itemsPerSec);
     const pooled = summarise(
       loaded[path].flatMap((m) => m.latenciesMs),
       loaded[path].reduce((sum, m) => sum + m.wallMs, 0),
-      1,
-    );
-    const alone = summarise(
-      unloaded[path].flatMap((m) => m.latenciesMs),
-      unloaded[path].reduce((sum, m) => sum + m.wallMs, 0),
       1,
     );
     return {
@@ -337,7 +352,7 @@ async function runCase(
         requestsPerSecPerRound: perRound,
         cpuMsPerRequest: meanCpu(loaded[path]),
       },
-      unloaded: { ...alone, cpuMsPerRequest: meanCpu(unloaded[path]) },
+      unloaded: aloneFigures(path),
     };
   };
   const rankd = figures('rankd');
@@ -359,6 +374,7 @@ async function runCase(
     userPageSize: size,
     rankd,
     floor,
+    parsingFloor: { unloaded: aloneFigures('parsing floor') },
     throughputRatio,
     throughputRatioPerRound,
     unloadedP50Ratio: Math.round((rankd.unloaded.p50Ms / floor.unloaded.p50Ms) * 100) / 100,
@@ -399,6 +415,20 @@ function printTable(cases: Record<string, CaseFigures>): void {
         path === 'rankd' ? figures.throughputRatioPerRound.map(percent).join(' ') : '',
       ]);
     }
+    const { unloaded } = figures.parsingFloor;
+    rows.push([
+      '',
+      'parsing floor',
+      '',
+      '',
+      '',
+      '',
+      formatMs(unloaded.p50Ms),
+      formatMs(unloaded.p99Ms),
+      formatMs(unloaded.cpuMsPerRequest.server),
+      '',
+      '',
+    ]);
   }
   const header = [
     'case',
@@ -415,7 +445,8 @@ function printTable(cases: Record<string, CaseFigures>): void {
   ];
   console.log(formatTable(header, rows, 2));
   console.log(
-    `req/s, p50, p99 and CPU at concurrency ${CONCURRENCY}; CPU ms/req: load generator + server + redis-server`,
+    `req/s, p50, p99 and CPU at concurrency ${CONCURRENCY}; CPU ms/req: load generator + server + redis-server; ` +
+      'parsing floor: the floor also parsing every entity it read, one request at a time only',
   );
   for (const figures of Object.values(cases)) {
     const measured =
@@ -426,7 +457,8 @@ function printTable(cases: Record<string, CaseFigures>): void {
       `${figures.label}: goal ${figures.goal}: ${measured}, ${figures.goalMet ? 'met' : 'NOT met'}; ` +
         `floor CPU/rankd CPU per request ${percent(figures.cpuRatio)}, ` +
         `server CPU per request alone ${formatMs(figures.rankd.unloaded.cpuMsPerRequest.server)} ms ` +
-        `(floor ${formatMs(figures.floor.unloaded.cpuMsPerRequest.server)} ms)`,
+        `(floor ${formatMs(figures.floor.unloaded.cpuMsPerRequest.server)} ms); one request alone: floor ` +
+        `${formatMs(figures.floor.unloaded.p50Ms)} ms, parsing floor ${formatMs(figures.parsingFloor.unloaded.p50Ms)} ms`,
     );
   }
 }

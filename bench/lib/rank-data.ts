@@ -2,6 +2,11 @@ import { type BenchProduct, benchProduct, random as seededRandom } from './produ
 
 /** The route both servers of the rank benchmark serve. */
 export const RANK_PATH = '/api/v1/ranking';
+/**
+ * The floor server's second route: the floor's reads, then every entity read parsed
+ * (`JSON.parse`), as any server that hydrates must. Measured one request at a time only.
+ */
+export const PARSING_FLOOR_PATH = '/bench/floor-parsing';
 /** The feature views the template's pipeline reads for a product, in the order it reads them. */
 export const TEMPLATE_PRODUCT_VIEWS = ['product_stats', 'product_sales'] as const;
 /** The query of every ranking request (the spec's example searches for candles). */

@@ -3,7 +3,7 @@
  * it listens (or why it could not), answers `cpu`, and closes and exits on `stop` or when the parent
  * goes away. server-process.ts is the parent's side of the same protocol.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -96,6 +96,7 @@ async function startHeapSampling(dir: string | undefined): Promise<(() => Promis
   });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');
+    await mkdir(dir, { recursive: true });
     await writeFile(join(dir, `Heap.${process.pid}.heapprofile`), JSON.stringify(profile));
     session.disconnect();
   };

@@ -7,13 +7,15 @@
  *   dist, which is also what the template's `import 'rankd'` resolves to: one copy of rankd.
  * - `floor`: a bare Fastify route at the same path doing the Redis reads the pipeline does (one
  *   MGET of the query's and candidates' entity keys and one MGET of their feature rows in
- *   product_stats and product_sales, together, same key names) and answering a fixed body.
+ *   product_stats and product_sales, together, same key names) and answering a fixed body. At
+ *   `PARSING_FLOOR_PATH` the same route also parses every entity it read: the least a server that
+ *   hydrates must do.
  */
 import { join } from 'node:path';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { createClient, RESP_TYPES } from 'redis';
 import { importDist } from './package-build.js';
-import { floorBody, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
+import { floorBody, PARSING_FLOOR_PATH, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
 import { type ListeningServer, listenOnLoopback, runServeChild } from './serve-child.js';
 
 async function serveTemplate(): Promise<ListeningServer> {
@@ -48,7 +50,7 @@ async function serveFloor(): Promise<ListeningServer> {
   await redis.connect();
   const bodies = new Map<number, string>();
   const server = Fastify({ logger: false, bodyLimit: config.BODY_LIMIT });
-  server.post(RANK_PATH, async (request, reply) => {
+  const floorRoute = (parse: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as {
       query?: { query?: string };
       candidates: Array<{ product_id: string }>;
@@ -64,13 +66,23 @@ async function serveFloor(): Promise<ListeningServer> {
     const offset = entityKeys.length - ids.length;
     if (entities.slice(offset).includes(null) || rows.includes(null))
       return reply.code(500).send({ error: 'a candidate or feature row is missing' });
+    if (parse) {
+      // Each parsed entity is checked against its id, which also keeps the parse from being optimised away.
+      for (let i = offset; i < entities.length; i++) {
+        const entity = JSON.parse((entities[i] as Buffer).toString('utf8')) as { product_id?: unknown };
+        if (entity.product_id !== ids[i - offset])
+          return reply.code(500).send({ error: 'an entity is not the product asked for' });
+      }
+    }
     let answer = bodies.get(body.user_page_size);
     if (answer === undefined) {
       answer = floorBody(body.user_page_size);
       bodies.set(body.user_page_size, answer);
     }
     return reply.type('application/json').send(answer);
-  });
+  };
+  server.post(RANK_PATH, floorRoute(false));
+  server.post(PARSING_FLOOR_PATH, floorRoute(true));
   server.addHook('onClose', async () => redis.close());
   return listenOnLoopback(server);
 }
