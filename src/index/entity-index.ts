@@ -13,9 +13,6 @@ import { decodeEntityBytes, encodeEntity, encodeEntityBytes, type IndexCodec } f
 /** Longest accepted entity id, in characters. */
 export const MAX_ENTITY_ID_LENGTH = 4096;
 
-/** Entities per MGET when hydration reads many (see {@link EntityIndex.readMany}). */
-const READ_CHUNK = 250;
-
 /** Most problems reported for one call: enough to fix a batch, short enough to read. */
 const MAX_PROBLEMS = 50;
 
@@ -168,25 +165,19 @@ export class EntityIndex {
 
   /**
    * Reads entities of any types (hydration): the parsed entity per identifier, in order,
-   * undefined where missing. Large reads go out as several MGETs sent together, each parsed as
-   * soon as it arrives, so that parsing overlaps Redis still serving the rest (one MGET of 1000
-   * entities would leave this process idle until Redis has answered the last one).
+   * undefined where missing. One MGET however many: split into MGETs of 250 sent together, a
+   * 1000-entity read cost the server 25–30% more CPU per request and answered a little later
+   * (Redis runs the commands it reads together before writing any answer, so the first part came
+   * back no sooner; docs/benchmarks.md, "One MGET per level, and the parsing floor").
    */
   async readMany(
     identifiers: ReadonlyArray<{ readonly type: EntityType; readonly id: string }>,
   ): Promise<Array<EntityData | undefined>> {
     const keys = identifiers.map(({ type, id }) => this.#keys.entity(type.name, id));
-    if (keys.length <= READ_CHUNK) return this.#parseAll(keys, await this.#redis.mget(keys));
-    const chunks: Array<Promise<Array<EntityData | undefined>>> = [];
-    for (let start = 0; start < keys.length; start += READ_CHUNK) {
-      const chunk = keys.slice(start, start + READ_CHUNK);
-      chunks.push(this.#redis.mget(chunk).then((values) => this.#parseAll(chunk, values)));
-    }
-    return (await Promise.all(chunks)).flat();
+    return this.#parseAll(keys, await this.#redis.mget(keys));
   }
 
   #parseAll(keys: readonly string[], values: ReadonlyArray<Buffer | null>): Array<EntityData | undefined> {
-    // Pushed, not assigned into a sized array: holes would vanish in the caller's `flat()`.
     const parsed: Array<EntityData | undefined> = [];
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
