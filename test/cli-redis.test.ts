@@ -10,7 +10,8 @@ import { formatStep, type InstallEnvironment, installPlan } from '../src/cli/ins
 import { isRedisServerProcess } from '../src/cli/process-info.js';
 import { redisAddressOf } from '../src/cli/redis-address.js';
 import { pingRedis } from '../src/redis/local-server.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 // The CLI runs from its TypeScript source through tsx, so these tests always exercise the current
 // code, build or no build; one test below checks that bin/rankd.js launches the built copy.

@@ -14,7 +14,8 @@ import {
   spawnCliService,
   waitForHealthcheck,
 } from './helpers/cli-service.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 /** Spawns `rankd run --app template/pipelines/main.ts` on a free port and waits for /healthcheck. */
 async function startService(

@@ -13,8 +13,8 @@ import fc from 'fast-check';
 import { createClient } from 'redis';
 import { hashSlot } from '../src/redis/hash-slot.js';
 import { RedisKeys } from '../src/redis/keys.js';
-import { findRedisServer, spawnRedisServer, waitForRedis } from '../src/redis/local-server.js';
-import { freePort } from './helpers/redis-server.js';
+import { findRedisServer } from '../src/redis/local-server.js';
+import { startRedisOnFreePorts } from './helpers/redis-child.js';
 
 let node: ChildProcess;
 let dir: string;
@@ -24,18 +24,17 @@ before(async () => {
   // One cluster-enabled node answers CLUSTER KEYSLOT without any slot assigned: no need for six.
   const binary = findRedisServer();
   assert.ok(binary, 'redis-server is installed');
-  const port = await freePort();
   dir = mkdtempSync(join(tmpdir(), 'rankd-test-keyslot-'));
-  node = spawnRedisServer({
+  const nodesConf = join(dir, 'nodes.conf');
+  const started = await startRedisOnFreePorts({
     binary,
-    port,
     dir,
     persistent: false,
-    detached: false,
-    extraArgs: ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf')],
+    cluster: true,
+    extraArgs: () => ['--cluster-enabled', 'yes', '--cluster-config-file', nodesConf],
   });
-  node.stderr?.resume();
-  assert.ok(await waitForRedis(port, 10_000));
+  node = started.child;
+  const { port } = started;
   client = createClient({ url: `redis://127.0.0.1:${port}` });
   await client.connect();
 });

@@ -12,8 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { logEvent, type RankdEvent } from '../src/index.js';
 import { eventsServer, readEvents, readStream, streamLength } from './helpers/events-app.js';
+import { freePort } from './helpers/free-port.js';
 import { rawClient } from './helpers/ranking-app.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson } from './helpers/server.js';
 
 let redis: TestRedis;

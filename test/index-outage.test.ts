@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../src/config/index.js';
 import { buildServer } from '../src/http/build-server.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
 
 const TEST_TIMEOUT_MS = 60_000;

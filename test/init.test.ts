@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { waitForHealthcheck, watchService } from './helpers/cli-service.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 // `rankd init` runs from source like the other CLI tests; the created project runs the built

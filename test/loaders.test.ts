@@ -11,7 +11,8 @@ import { loadConfig } from '../src/config/index.js';
 import type { FeatureView } from '../src/features/define-feature-view.js';
 import { createStores, type Stores } from '../src/redis/stores.js';
 import { Product, ProductRecent, ProductStats } from './fixtures/loaders/app.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { freePort } from './helpers/free-port.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
 // Like cli-run.test.ts, the CLI runs from source through tsx, as a child process.
 const ROOT = new URL('..', import.meta.url).pathname;

@@ -6,9 +6,10 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { defineApp, linearModel, type RemoteModelOptions, remoteModel } from '../src/index.js';
+import { freePort } from './helpers/free-port.js';
 import { Item, type ItemInput, itemPipeline, rank } from './helpers/model-app.js';
 import { sleep } from './helpers/ranking-app.js';
-import { freePort, startTestRedis, type TestRedis } from './helpers/redis-server.js';
+import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { testServer } from './helpers/server.js';
 
 /** What the scoring server saw on one path. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createClient } from 'redis';
 import { ensureLocalRedis, readPidFile } from '../../src/cli/local-redis.js';
 import { isProcessRunning, waitForExit } from '../../src/cli/process-info.js';
-import { freePort } from '../../test/helpers/redis-server.js';
+import { freePort } from '../../test/helpers/free-port.js';
 
 /**
  * The chaos test's Redis: started by the very code of `rankd redis` (`ensureLocalRedis`: AOF,

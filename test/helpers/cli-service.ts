@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './redis-server.js';
+import { freePort } from './free-port.js';
 
 /** The repository root: the CLI runs from source through tsx, so it is never stale. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,13 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  findExecutable,
-  findRedisServer,
-  spawnRedisServer,
-  waitForRedis,
-} from '../../src/redis/local-server.js';
-import { freePort, killOnProcessExit, type TestRedis } from './redis-server.js';
+import { findExecutable, findRedisServer } from '../../src/redis/local-server.js';
+import { startRedisOn, startRedisOnFreePorts } from './redis-child.js';
+import { killOnProcessExit, type TestRedis } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -96,12 +92,6 @@ export async function startTestCluster(): Promise<TestCluster> {
   if (!binary)
     throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
   const dir = mkdtempSync(join(tmpdir(), 'rankd-test-cluster-'));
-  const ports: number[] = [];
-  // freePort releases the port before returning it: ask for all six first, so none is handed out twice.
-  while (ports.length < NODE_COUNT) {
-    const port = await freePort();
-    if (!ports.includes(port)) ports.push(port);
-  }
   const children = new Map<number, ChildProcess>();
   const unguard = killOnProcessExit(() => children.values(), dir);
   const stopAll = async () => {
@@ -118,34 +108,33 @@ export async function startTestCluster(): Promise<TestCluster> {
       child.kill('SIGKILL');
     });
   };
-  const spawnAll = async () => {
-    for (const port of ports) {
-      if (children.has(port)) continue;
-      const child = spawnRedisServer({
-        binary,
-        port,
-        dir,
-        persistent: false,
-        detached: false,
-        extraArgs: [
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout',
-          '2000',
-        ],
-      });
-      // Drained so a chatty node can never block on a full stderr pipe.
-      child.stderr?.resume();
-      children.set(port, child);
-    }
-    for (const port of ports) {
-      if (!(await waitForRedis(port, 10_000))) throw new Error(`cluster node did not start on port ${port}`);
-    }
+  const node = {
+    binary,
+    dir,
+    persistent: false,
+    extraArgs: (port: number) => [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '2000',
+    ],
   };
+  const ports: number[] = [];
   try {
-    await spawnAll();
+    const avoid = new Set<number>();
+    const started = await Promise.allSettled(
+      Array.from({ length: NODE_COUNT }, () => startRedisOnFreePorts({ ...node, cluster: true, avoid })),
+    );
+    for (const result of started) {
+      if (result.status === 'rejected') continue;
+      const { child, port } = result.value;
+      children.set(port, child);
+      ports.push(port);
+    }
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
     await cli(
       ports[0] as number,
       '--cluster',
@@ -160,6 +149,16 @@ export async function startTestCluster(): Promise<TestCluster> {
     await stopAll();
     throw error;
   }
+  /** Starts again, on its own ports, every node that is not running. */
+  const restartStopped = async () => {
+    await Promise.all(
+      ports
+        .filter((port) => !children.has(port))
+        .map(async (port) => {
+          children.set(port, await startRedisOn({ ...node, port }));
+        }),
+    );
+  };
 
   const masterPorts = async (): Promise<number[]> => {
     for (const port of ports) {
@@ -188,7 +187,7 @@ export async function startTestCluster(): Promise<TestCluster> {
       await Promise.all(ports.map((port) => kill(port)));
     },
     async restartAll() {
-      await spawnAll();
+      await restartStopped();
       await until('cluster_state is not ok after the restart', 30_000, () => clusterIsOk(ports));
     },
     stop: stopAll,

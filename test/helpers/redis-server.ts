@@ -1,24 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findRedisServer, spawnRedisServer, waitForRedis } from '../../src/redis/local-server.js';
+import { findRedisServer } from '../../src/redis/local-server.js';
+import { startRedisOn, startRedisOnFreePorts } from './redis-child.js';
 import { asTestRedis, startTestCluster } from './redis-cluster.js';
-
-/** A free TCP port on loopback (never 6379 in practice: the OS hands out ephemeral ports). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** A throwaway `redis-server` (or Redis Cluster, see {@link TEST_REDIS_MODE}) for one test file. */
 export interface TestRedis {
@@ -58,13 +44,23 @@ export async function startTestRedis(
   const binary = findRedisServer();
   if (!binary)
     throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
-  const port = options.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
+  const persistent = options.persistent ?? false;
   let child: ChildProcess | undefined;
   const unguard = killOnProcessExit(() => [child], dir);
+  let port = options.port;
+  try {
+    if (port === undefined) ({ child, port } = await startRedisOnFreePorts({ binary, dir, persistent }));
+    else child = await startRedisOn({ binary, dir, persistent, port });
+  } catch (error) {
+    unguard();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const fixedPort = port;
+  // A restart is on the same port: the server under test points at it.
   const start = async () => {
-    child = spawnRedisServer({ binary, port, dir, persistent: options.persistent ?? false, detached: false });
-    if (!(await waitForRedis(port, 10_000))) throw new Error(`redis-server did not start on port ${port}`);
+    child = await startRedisOn({ binary, dir, persistent, port: fixedPort });
   };
   const kill = async () => {
     const running = child;
@@ -75,7 +71,6 @@ export async function startTestRedis(
       running.kill('SIGKILL');
     });
   };
-  await start();
   return {
     port,
     url: `redis://127.0.0.1:${port}`,

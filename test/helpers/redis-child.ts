@@ -1,0 +1,124 @@
+/**
+ * Starting the `redis-server`s of tests and benchmarks so that they start every time. A port that
+ * freePort() saw free can be taken before redis-server binds it (test files run two at a time, and
+ * each starts servers), and a cluster node needs a second port for its bus, 10000 above; so a server that exits
+ * at start, or a port that someone else answers on, is tried again on fresh ports, and a server
+ * that will not start says why (the end of its log).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClient } from 'redis';
+import { pingRedis, spawnRedisServer } from '../../src/redis/local-server.js';
+import { freePort, portIsFree } from './free-port.js';
+
+/** How to start one test `redis-server`. */
+export interface RedisChildOptions {
+  /** The `redis-server` binary. */
+  binary: string;
+  /** Its data directory; its log is `redis-<port>.log` in it. */
+  dir: string;
+  /** AOF persistence (see `spawnRedisServer`). */
+  persistent: boolean;
+  /** Further arguments, given the port. */
+  extraArgs?: (port: number) => readonly string[];
+}
+
+/** A started `redis-server` and the port it serves on. */
+export interface RedisChild {
+  readonly child: ChildProcess;
+  readonly port: number;
+}
+
+/**
+ * How far above its port a cluster node listens for its bus (Redis's default). `--cluster-port`
+ * could choose it, but only from Redis 7.0 on.
+ */
+const CLUSTER_BUS_OFFSET = 10_000;
+
+/** Attempts on fresh ports before giving up: one collision is rare, five in a row is a broken machine. */
+const ATTEMPTS = 5;
+/** Longest wait for a server to answer: a broken harness, not a timed assertion. */
+const START_TIMEOUT_MS = 20_000;
+
+/**
+ * Starts `redis-server` on a free loopback port that is not in `avoid`, adds it to `avoid`, and
+ * resolves once it answers. For a cluster node (`cluster: true`) the bus port, 10000 above, must be
+ * free and below 65536 too. A port taken in the meantime by another process is retried on another.
+ */
+export async function startRedisOnFreePorts(
+  options: RedisChildOptions & { cluster?: boolean; avoid?: Set<number> },
+): Promise<RedisChild> {
+  const avoid = options.avoid ?? new Set<number>();
+  const fresh = async () => {
+    for (;;) {
+      const port = await freePort();
+      const bus = options.cluster ? port + CLUSTER_BUS_OFFSET : undefined;
+      if (bus !== undefined && (bus > 65_535 || !(await portIsFree(bus)))) continue;
+      const wanted = bus === undefined ? [port] : [port, bus];
+      // Checked and taken with no await in between, so that servers started together never share a port.
+      if (wanted.some((taken) => avoid.has(taken))) continue;
+      for (const taken of wanted) avoid.add(taken);
+      return port;
+    }
+  };
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const port = await fresh();
+    try {
+      const child = await startRedisOn({ ...options, port });
+      return { child, port };
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw new Error(`redis-server did not start after ${ATTEMPTS} tries on fresh ports`, { cause: lastError });
+}
+
+/**
+ * Starts `redis-server` on `port`, resolving with its process once it answers PING as itself;
+ * rejects, with the end of its log, if it exits first or does not answer.
+ */
+export async function startRedisOn(options: RedisChildOptions & { port: number }): Promise<ChildProcess> {
+  const { port } = options;
+  const log = join(options.dir, `redis-${port}.log`);
+  const child = spawnRedisServer({
+    binary: options.binary,
+    port,
+    dir: options.dir,
+    persistent: options.persistent,
+    detached: false,
+    extraArgs: ['--logfile', log, ...(options.extraArgs?.(port) ?? [])],
+  });
+  // Drained so a chatty server can never block on a full stderr pipe.
+  child.stderr?.resume();
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline && !exited()) {
+    // Something answering on the port is not enough: it may be another test's server that got there first.
+    if ((await pingRedis(port)) && (await processIdOn(port)) === child.pid) return child;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (!exited()) child.kill('SIGKILL');
+  const tail = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').slice(-3).join('\n') : '';
+  throw new Error(
+    `redis-server on port ${port} ${exited() ? 'exited' : `did not answer in ${START_TIMEOUT_MS} ms`}${tail ? `:\n${tail}` : ''}`,
+  );
+}
+
+/** The `process_id` of the Redis answering on `port`, or undefined. */
+async function processIdOn(port: number): Promise<number | undefined> {
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, reconnectStrategy: false, connectTimeout: 1000 },
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const info = await client.info('server');
+    return Number(/process_id:(\d+)/.exec(info)?.[1]);
+  } catch {
+    return undefined;
+  } finally {
+    client.destroy();
+  }
+}
