@@ -40,16 +40,21 @@ export function featureMatrix(
  * `features[j]` of `entities[i]`, the number {@link featureMatrix} would hold for it (missing is
  * NaN, booleans 1 and 0). For models written by hand, which read a feature by name:
  * `const [title, price] = featureColumns(products, ['text_match:title', 'facts:price'])`.
+ * The columns are views of one buffer, one after another.
  */
 export function featureColumns<const N extends readonly string[]>(
   entities: readonly object[],
   features: N,
 ): { [K in keyof N]: Float64Array } {
   const read = currentContext().featureReader(entities);
-  return features.map((name) => {
+  const rows = entities.length;
+  // One backing store for all the columns: each typed array of its own would be an allocation
+  // outside V8's heap (anything over 64 bytes is), which the collector tracks one by one.
+  const all = new Float64Array(rows * features.length);
+  return features.map((name, j) => {
     const values = read(name);
-    const column = new Float64Array(values.length);
-    for (let i = 0; i < values.length; i++) column[i] = numericValue(values[i]);
+    const column = all.subarray(j * rows, (j + 1) * rows);
+    for (let i = 0; i < rows; i++) column[i] = numericValue(values[i]);
     return column;
   }) as { [K in keyof N]: Float64Array };
 }
