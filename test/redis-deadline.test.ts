@@ -44,6 +44,50 @@ describe('Deadlines', () => {
     assert.deepEqual(outcomes, ['quick ok', 'hung-1 timeout', 'hung-2 timeout']);
   });
 
+  test('operations settling out of order, first, last or between others, leave the rest watched', async () => {
+    const deadlines = new Deadlines(40);
+    const outcomes: string[] = [];
+    const finishers = new Map<string, (value: unknown) => void>();
+    const track = (name: string) =>
+      deadlines.within(new Promise((resolve) => finishers.set(name, resolve))).then(
+        () => outcomes.push(`${name} ok`),
+        () => outcomes.push(`${name} timeout`),
+      );
+    const all = ['a', 'b', 'c', 'd', 'e', 'f'].map(track);
+    // Between others, then the newest, then the oldest: each a different place in the list.
+    for (const name of ['c', 'f', 'a']) finishers.get(name)?.(undefined);
+    await Promise.all(all);
+    assert.deepEqual(outcomes, ['c ok', 'f ok', 'a ok', 'b timeout', 'd timeout', 'e timeout']);
+  });
+
+  test('an operation that settles after it timed out leaves the others watched', {
+    timeout: 10_000,
+  }, async () => {
+    const deadlines = new Deadlines(20);
+    let finishLate: (value: unknown) => void = () => undefined;
+    await assert.rejects(deadlines.within(new Promise((resolve) => (finishLate = resolve))), TimeoutError);
+    const earlier = deadlines.within(new Promise(() => undefined));
+    finishLate(undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = deadlines.within(new Promise(() => undefined));
+    await assert.rejects(earlier, TimeoutError);
+    await assert.rejects(later, TimeoutError);
+  });
+
+  test('once every operation has settled, in any order, no timer is left', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const deadlines = new Deadlines(60_000);
+    const finishers: Array<(value: unknown) => void> = [];
+    const all = Array.from({ length: 5 }, () =>
+      deadlines.within(new Promise((resolve) => finishers.push(resolve))),
+    );
+    assert.equal(timers(), before + 1, 'one timer watches them all');
+    for (const i of [2, 4, 0, 3, 1]) finishers[i]?.(i);
+    assert.deepEqual(await Promise.all(all), [0, 1, 2, 3, 4]);
+    assert.equal(timers(), before);
+  });
+
   test('an operation that fails after its deadline is not an unhandled rejection', async () => {
     const deadlines = new Deadlines(10);
     const unhandled: unknown[] = [];
