@@ -82,8 +82,10 @@ export function runServeChild(start: () => Promise<ListeningServer>): void {
 /**
  * With `BENCH_HEAP_SAMPLE_DIR` set, samples every allocation the server makes from now on, the
  * garbage included (`--heap-prof` keeps only what is still alive at exit, which says nothing
- * about what the collector had to clear). Returns what writes the `.heapprofile` into the
- * directory; summarise it with `bench/lib/heap-summary.ts`.
+ * about what the collector had to clear). With `BENCH_HEAP_SAMPLE_PROMOTED=1`, only what outlived
+ * the young generation (what scavenges promoted, then full collections cleared or still alive):
+ * objects a request should have dropped at once but that something held. Returns what writes the
+ * `.heapprofile` into the directory; summarise it with `bench/lib/heap-summary.ts`.
  */
 async function startHeapSampling(dir: string | undefined): Promise<(() => Promise<void>) | undefined> {
   if (!dir) return undefined;
@@ -92,7 +94,7 @@ async function startHeapSampling(dir: string | undefined): Promise<(() => Promis
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 4096,
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_SAMPLE_PROMOTED !== '1',
   });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');
