@@ -59,7 +59,12 @@ interface Pending {
 export class ParallelPool {
   readonly #workers: Worker[];
   readonly #onFailure: (reason: string) => void;
-  readonly #pending = new Map<number, Pending>();
+  /**
+   * The jobs being waited for: an array, searched by id (a handful at most), not a Map: a Map's
+   * entries keep the waiting request reachable past their removal, and every request then outlives
+   * the young generation (docs/benchmarks.md, "Deadlines in a list, not a Set").
+   */
+  readonly #pending: Pending[] = [];
   #state: 'open' | 'failed' | 'closed' = 'open';
   #closed: Promise<void> | undefined;
   #nextId = 1;
@@ -112,10 +117,10 @@ export class ParallelPool {
     if (this.#state !== 'open') return Promise.resolve('failed');
     return new Promise((resolve) => {
       // Ref'd while the caller awaits: nothing else may keep the event loop alive meanwhile.
-      if (this.#pending.size === 0) for (const worker of this.#workers) worker.ref();
+      if (this.#pending.length === 0) for (const worker of this.#workers) worker.ref();
       const timer =
         lateAfterMs === undefined ? undefined : setTimeout(() => this.#settle(job.id, 'late'), lateAfterMs);
-      this.#pending.set(job.id, {
+      this.#pending.push({
         job,
         settle: (outcome) => {
           clearTimeout(timer);
@@ -126,17 +131,18 @@ export class ParallelPool {
   }
 
   #settle(id: number, outcome: JobOutcome): void {
-    const pending = this.#pending.get(id);
+    const index = this.#pending.findIndex((pending) => pending.job.id === id);
+    const pending = this.#pending[index];
     // A job the caller saw finished itself has no entry: its "done" message is expected, and ignored.
     if (pending === undefined) return;
-    this.#pending.delete(id);
-    if (this.#pending.size === 0) for (const worker of this.#workers) worker.unref();
+    this.#pending.splice(index, 1);
+    if (this.#pending.length === 0) for (const worker of this.#workers) worker.unref();
     pending.settle(outcome === 'late' && jobDone(pending.job) ? 'done' : outcome);
   }
 
   /** Answers every waiting job: done if its chunks all finished, else failed. */
   #settleAll(): void {
-    for (const [id, { job }] of [...this.#pending]) this.#settle(id, jobDone(job) ? 'done' : 'failed');
+    for (const { job } of [...this.#pending]) this.#settle(job.id, jobDone(job) ? 'done' : 'failed');
   }
 
   #fail(reason: string): void {
