@@ -1,9 +1,9 @@
 /**
  * Starting the `redis-server`s of tests and benchmarks so that they start every time. A port that
  * freePort() saw free can be taken before redis-server binds it (test files run two at a time, and
- * each starts servers), and a cluster node needs a second port for its bus, 10000 above; so a server that exits
- * at start, or a port that someone else answers on, is tried again on fresh ports, and a server
- * that will not start says why (the end of its log).
+ * each starts servers), and a cluster node needs a second port for its bus, 10000 above; so a
+ * server that exits at start, or a port that someone else answers on, is tried again on fresh
+ * ports, and a server that will not start says why (the end of its log).
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -99,10 +99,11 @@ export async function startRedisOn(options: RedisChildOptions & { port: number }
     if ((await pingRedis(port)) && (await processIdOn(port)) === child.pid) return child;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  if (!exited()) child.kill('SIGKILL');
+  const exitedItself = exited();
+  if (!exitedItself) child.kill('SIGKILL');
   const tail = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').slice(-3).join('\n') : '';
   throw new Error(
-    `redis-server on port ${port} ${exited() ? 'exited' : `did not answer in ${START_TIMEOUT_MS} ms`}${tail ? `:\n${tail}` : ''}`,
+    `redis-server on port ${port} ${exitedItself ? 'exited' : `did not answer in ${START_TIMEOUT_MS} ms`}${tail ? `:\n${tail}` : ''}`,
   );
 }
 
