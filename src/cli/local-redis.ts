@@ -1,6 +1,6 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pingRedis, spawnRedisServer } from '../redis/local-server.js';
+import { lastLogProblem, pingRedis, spawnRedisServer, waitForRedis } from '../redis/local-server.js';
 import { CliError, type Log } from './cli-error.js';
 import { defaultRedisDir } from './data-dir.js';
 import { ensureRedisServerInstalled } from './install-redis.js';
@@ -45,30 +45,6 @@ export function stopCommandFor({ port, dir }: LocalRedisTarget): string {
   if (port !== DEFAULT_REDIS_PORT) command += ` --port ${port}`;
   if (dir !== defaultRedisDir(port)) command += ` --dir ${/[\s"'$]/.test(dir) ? JSON.stringify(dir) : dir}`;
   return command;
-}
-
-/** Polls PING until it answers, the deadline passes, or `gaveUp()` says the process died. */
-async function waitForPing(port: number, timeoutMs: number, gaveUp: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && !gaveUp()) {
-    if (await pingRedis(port, LOOPBACK)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return false;
-}
-
-/** Why redis-server gave up: its last warnings (`#` lines), without their pid and time prefix. */
-function lastLogProblem(dir: string): string | undefined {
-  const path = join(dir, 'redis.log');
-  if (!existsSync(path)) return undefined;
-  const tail = readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim().length > 0)
-    .slice(-3);
-  const warnings = tail.filter((line) => line.includes(' # '));
-  const lines = warnings.length > 0 ? warnings : tail.slice(-1);
-  if (lines.length === 0) return undefined;
-  return lines.map((line) => line.replace(/^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ [#*.-] /, '').trim()).join(' ');
 }
 
 /** How `rankd redis` starts redis-server when it has to. */
@@ -117,7 +93,7 @@ export async function ensureLocalRedis(
     log(
       `Redis started by rankd (pid ${ours}) is not answering yet; waiting up to ${START_TIMEOUT_MS / 1000} s`,
     );
-    if (await waitForPing(port, START_TIMEOUT_MS, () => !isProcessRunning(ours))) {
+    if (await waitForRedis(port, START_TIMEOUT_MS, () => !isProcessRunning(ours))) {
       log(`Redis is running on ${LOOPBACK}:${port} (pid ${ours}), data in ${dir}`);
       return { started: false, pid: ours };
     }
@@ -150,11 +126,11 @@ async function startDetached(
   });
   const pid = child.pid;
   if (pid !== undefined) writeFileSync(pidFileOf(dir), `${pid}\n`);
-  const up = pid !== undefined && (await waitForPing(port, START_TIMEOUT_MS, () => exited));
+  const up = pid !== undefined && (await waitForRedis(port, START_TIMEOUT_MS, () => exited));
   if (!up) {
     rmSync(pidFileOf(dir), { force: true });
     if (!exited) child.kill('SIGTERM');
-    const why = spawnError?.message ?? lastLogProblem(dir) ?? 'no answer to PING';
+    const why = spawnError?.message ?? lastLogProblem(join(dir, 'redis.log')) ?? 'no answer to PING';
     throw new CliError(`redis-server did not start on port ${port}: ${why} (log: ${join(dir, 'redis.log')})`);
   }
   const fsync = durable ? 'fsync on every write' : 'fsync every second';

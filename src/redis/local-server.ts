@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, openSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { delimiter, join } from 'node:path';
 
@@ -60,14 +60,37 @@ export function pingRedis(port: number, host = '127.0.0.1', timeoutMs = 500): Pr
   });
 }
 
-/** Waits until Redis on `port` answers PING; false after `timeoutMs`. */
-export async function waitForRedis(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<boolean> {
+/**
+ * Polls PING on loopback `port` until Redis answers (a server still loading its AOF does not yet),
+ * `timeoutMs` passes, or `gaveUp()` says the process meant to answer has died.
+ */
+export async function waitForRedis(
+  port: number,
+  timeoutMs: number,
+  gaveUp: () => boolean = () => false,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await pingRedis(port, host)) return true;
+  while (Date.now() < deadline && !gaveUp()) {
+    if (await pingRedis(port)) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return false;
+}
+
+/**
+ * Why a redis-server gave up, from its log file: its last warnings (`#` lines) without their pid
+ * and time prefix, else its last line; undefined without a log.
+ */
+export function lastLogProblem(logPath: string): string | undefined {
+  if (!existsSync(logPath)) return undefined;
+  const tail = readFileSync(logPath, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .slice(-3);
+  const warnings = tail.filter((line) => line.includes(' # '));
+  const lines = warnings.length > 0 ? warnings : tail.slice(-1);
+  if (lines.length === 0) return undefined;
+  return lines.map((line) => line.replace(/^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ [#*.-] /, '').trim()).join(' ');
 }
 
 /** How to start a local `redis-server`. */

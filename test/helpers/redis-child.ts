@@ -6,10 +6,9 @@
  * ports, and a server that will not start says why (the end of its log).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { pingRedis, spawnRedisServer } from '../../src/redis/local-server.js';
+import { lastLogProblem, spawnRedisServer, waitForRedis } from '../../src/redis/local-server.js';
 import { freePort, portIsFree } from './free-port.js';
 
 /** How to start one test `redis-server`. */
@@ -77,7 +76,8 @@ export async function startRedisOnFreePorts(
 
 /**
  * Starts `redis-server` on `port`, resolving with its process once it answers PING as itself;
- * rejects, with the end of its log, if it exits first or does not answer.
+ * rejects if it exits first (with the reason from its log), if another server answers there, or
+ * if it does not answer in time.
  */
 export async function startRedisOn(options: RedisChildOptions & { port: number }): Promise<ChildProcess> {
   const { port } = options;
@@ -93,18 +93,17 @@ export async function startRedisOn(options: RedisChildOptions & { port: number }
   // Drained so a chatty server can never block on a full stderr pipe.
   child.stderr?.resume();
   const exited = () => child.exitCode !== null || child.signalCode !== null;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline && !exited()) {
-    // Something answering on the port is not enough: it may be another test's server that got there first.
-    if ((await pingRedis(port)) && (await processIdOn(port)) === child.pid) return child;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const exitedItself = exited();
-  if (!exitedItself) child.kill('SIGKILL');
-  const tail = existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').slice(-3).join('\n') : '';
-  throw new Error(
-    `redis-server on port ${port} ${exitedItself ? 'exited' : `did not answer in ${START_TIMEOUT_MS} ms`}${tail ? `:\n${tail}` : ''}`,
-  );
+  const answered = await waitForRedis(port, START_TIMEOUT_MS, exited);
+  // An answer is not enough: it may come from another test's server that got the port first.
+  const answeringPid = answered ? await processIdOn(port) : undefined;
+  if (answeringPid === child.pid) return child;
+  const why = exited()
+    ? `exited: ${lastLogProblem(log) ?? 'no reason in its log'}`
+    : answered
+      ? `is taken: another Redis (pid ${answeringPid}) answers there`
+      : `did not answer in ${START_TIMEOUT_MS} ms`;
+  if (!exited()) child.kill('SIGKILL');
+  throw new Error(`redis-server on port ${port} ${why}`);
 }
 
 /** The `process_id` of the Redis answering on `port`, or undefined. */
