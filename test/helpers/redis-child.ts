@@ -97,11 +97,15 @@ export async function startRedisOn(options: RedisChildOptions & { port: number }
   // An answer is not enough: it may come from another test's server that got the port first.
   const answeringPid = answered ? await processIdOn(port) : undefined;
   if (answeringPid === child.pid) return child;
-  const why = exited()
-    ? `exited: ${lastLogProblem(log) ?? 'no reason in its log'}`
-    : answered
+  // Another Redis first: our server then exits too (its bind fails), but only the answer says why.
+  const why =
+    answeringPid !== undefined
       ? `is taken: another Redis (pid ${answeringPid}) answers there`
-      : `did not answer in ${START_TIMEOUT_MS} ms`;
+      : exited()
+        ? `exited: ${lastLogProblem(log) ?? 'no reason in its log'}`
+        : answered
+          ? 'answered PING but not INFO'
+          : `did not answer in ${START_TIMEOUT_MS} ms`;
   if (!exited()) child.kill('SIGKILL');
   throw new Error(`redis-server on port ${port} ${why}`);
 }
