@@ -93,9 +93,13 @@ export async function startRedisOn(options: RedisChildOptions & { port: number }
   // Drained so a chatty server can never block on a full stderr pipe.
   child.stderr?.resume();
   const exited = () => child.exitCode !== null || child.signalCode !== null;
-  const answered = await waitForRedis(port, START_TIMEOUT_MS, exited);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let answeringPid: number | undefined;
   // An answer is not enough: it may come from another test's server that got the port first.
-  const answeringPid = answered ? await processIdOn(port) : undefined;
+  // INFO can fail where PING did not (a connection refused while our server starts): ask again.
+  while (answeringPid === undefined && (await waitForRedis(port, deadline - Date.now(), exited))) {
+    answeringPid = await processIdOn(port);
+  }
   if (answeringPid === child.pid) return child;
   // Another Redis first: our server then exits too (its bind fails), but only the answer says why.
   const why =
@@ -103,9 +107,7 @@ export async function startRedisOn(options: RedisChildOptions & { port: number }
       ? `is taken: another Redis (pid ${answeringPid}) answers there`
       : exited()
         ? `exited: ${lastLogProblem(log) ?? 'no reason in its log'}`
-        : answered
-          ? 'answered PING but not INFO'
-          : `did not answer in ${START_TIMEOUT_MS} ms`;
+        : `did not answer as itself in ${START_TIMEOUT_MS} ms`;
   if (!exited()) child.kill('SIGKILL');
   throw new Error(`redis-server on port ${port} ${why}`);
 }
