@@ -2,7 +2,8 @@
  * Layout evolution of the feature store: rows written under one declaration of a view stay
  * readable — over HTTP and through getFeature in a pipeline — after the declaration changes
  * (a feature added, one removed, the order changed), and the other way round (an old server
- * reading rows a newer one wrote). Bytes rankd cannot read are `unknown_layout`, never a 500.
+ * reading rows a newer one wrote). Bytes in a format or layout rankd does not know are
+ * `unknown_layout`, damaged rows of one it knows `unreadable`; never a 500.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -115,7 +116,7 @@ type Result = {
   entity_id: string;
   values: Record<string, unknown>;
   defaulted: string[];
-  views: Record<string, { state: string; event_timestamp?: string }>;
+  views: Record<string, { state: string; event_timestamp?: string; reason?: string }>;
 };
 
 async function readAll(server: FastifyInstance, ids: string[]): Promise<Result[]> {
@@ -344,7 +345,17 @@ describe('bytes rankd cannot read', () => {
     },
   };
 
-  test('each reads as state unknown_layout with the defaults over HTTP, and ranks with the defaults', async () => {
+  /** The rows of rankd's format and a layout it knows, but damaged: `unreadable`, not `unknown_layout`. */
+  const UNREADABLE = new Set([
+    'an empty string',
+    'a single byte',
+    'a header cut short',
+    'a row of the current layout cut in its fixed part',
+    'a row of the current layout cut in its strings',
+    'a row of the current layout whose string length is absurd',
+  ]);
+
+  test('each reads as state unknown_layout or unreadable with the defaults over HTTP, and ranks with the defaults', async () => {
     const ids = Object.keys(badRows);
     for (const [id, make] of Object.entries(badRows)) await raw.set(rowKey(id), make());
     // The damaged rows are really stored (the test would prove nothing otherwise).
@@ -359,7 +370,10 @@ describe('bytes rankd cannot read', () => {
     for (const [i, id] of ids.entries()) {
       const result = results[i];
       assert.equal(result?.entity_id, id);
-      assert.deepEqual(result?.views, { product_stats: { state: 'unknown_layout' } }, id);
+      if (UNREADABLE.has(id)) {
+        assert.equal(result?.views.product_stats?.state, 'unreadable', id);
+        assert.match(String(result?.views.product_stats?.reason), /bytes|header/, id);
+      } else assert.deepEqual(result?.views, { product_stats: { state: 'unknown_layout' } }, id);
       assert.deepEqual(
         result?.values,
         Object.fromEntries(Object.entries(V2_DEFAULTS).map(([k, v]) => [`product_stats:${k}`, v])),

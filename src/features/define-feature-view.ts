@@ -28,6 +28,9 @@ export interface FeatureView<F extends Record<string, FeatureSpec> = Record<stri
   readonly kind: 'feature-view';
 }
 
+/** The longest TTL a view may declare, in seconds (about 31,700 years). */
+export const MAX_TTL_SECONDS = 1e12;
+
 /** Names of views and real-time feature groups share one namespace and the entity-type alphabet. */
 export const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
 
@@ -52,8 +55,15 @@ export function defineFeatureView<F extends Record<string, FeatureSpec>>(
   }
   if (Object.keys(options.features).length === 0)
     throw new TypeError(`Feature view ${options.name} declares no features`);
-  if (options.ttlSeconds !== undefined && !(options.ttlSeconds > 0)) {
-    throw new TypeError(`Feature view ${options.name}: ttlSeconds must be positive`);
+  // Bounded so that the latest event time plus the TTL is still an exact integer of ms that
+  // Redis's PXAT takes: an expiry it refuses would fail every write of the view.
+  if (
+    options.ttlSeconds !== undefined &&
+    !(options.ttlSeconds > 0 && options.ttlSeconds <= MAX_TTL_SECONDS)
+  ) {
+    throw new TypeError(
+      `Feature view ${options.name}: ttlSeconds must be positive and at most ${MAX_TTL_SECONDS} (about 30,000 years)`,
+    );
   }
   const entityTypes = Array.isArray(options.entity) ? [...options.entity] : [options.entity as EntityType];
   return {

@@ -13,17 +13,34 @@ export interface FeatureRow {
 const MAX_PROBLEMS = 50;
 const RESERVED = new Set(['entity_id', 'event_timestamp']);
 
-/** Parses `event_timestamp`: ms since the epoch, or an ISO 8601 string. */
+/**
+ * The event times a row may carry (ms since the epoch): 1970-01-01T00:00:00.000Z to
+ * 9999-12-31T23:59:59.999Z. The stored f64 could hold far more, but a time past what a `Date`
+ * holds (±8.64e15 ms) cannot be shown, and an expiry past what Redis's PXAT takes (2^63 ms) fails
+ * the write; four-digit years also keep `event_timestamp` plain ISO 8601 for every reader.
+ */
+export const EVENT_TIME_RANGE_MS = { min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } as const;
+
+/** Whether `ms` is an event time a row may carry (see {@link EVENT_TIME_RANGE_MS}). */
+export function isEventTime(ms: number): boolean {
+  return ms >= EVENT_TIME_RANGE_MS.min && ms <= EVENT_TIME_RANGE_MS.max;
+}
+
+const RANGE_TEXT =
+  `between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z ` +
+  `(${EVENT_TIME_RANGE_MS.min} to ${EVENT_TIME_RANGE_MS.max} ms since the epoch)`;
+
+/** Parses `event_timestamp`: ms since the epoch, or an ISO 8601 string; a string says what is wrong. */
 function timestampOf(value: unknown): number | string {
-  if (typeof value === 'number')
-    return Number.isFinite(value) && value >= 0 ? value : 'must be a time in ms since the epoch';
-  if (typeof value === 'string') {
-    const ms = Date.parse(value);
-    return Number.isNaN(ms)
-      ? 'must be an ISO 8601 time such as 2026-01-31T12:00:00Z, or ms since the epoch'
-      : ms;
-  }
-  return 'must be an ISO 8601 string or a number of ms since the epoch';
+  let ms: number;
+  if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string') {
+    ms = Date.parse(value);
+    if (Number.isNaN(ms))
+      return 'must be an ISO 8601 time such as 2026-01-31T12:00:00Z, or ms since the epoch';
+  } else return 'must be an ISO 8601 string or a number of ms since the epoch';
+  // NaN and ±Infinity (JSON's 1e400) fail the comparisons too.
+  return isEventTime(ms) ? ms : `must be a time ${RANGE_TEXT}; got ${String(value)}`;
 }
 
 /** The ids of a row key: one id, or `[first, second]` for a pair view. */
@@ -67,9 +84,17 @@ export function prepareFeatureRows(
     let eventTimestampMs = nowMs;
     if (row.event_timestamp !== undefined && row.event_timestamp !== null) {
       const parsed = timestampOf(row.event_timestamp);
-      if (typeof parsed === 'string')
-        problems.push({ loc: [...location, i, 'event_timestamp'], msg: parsed, type: 'timestamp' });
-      else eventTimestampMs = parsed;
+      if (typeof parsed === 'string') {
+        // The entity id too: a 422 for one row of thousands must say which entity to fix.
+        const of = Array.isArray(ids)
+          ? ` of entity_id ${JSON.stringify(ids.length === 1 ? ids[0] : ids)}`
+          : '';
+        problems.push({
+          loc: [...location, i, 'event_timestamp'],
+          msg: `event_timestamp${of} ${parsed}`,
+          type: 'timestamp',
+        });
+      } else eventTimestampMs = parsed;
     }
     for (const [name, value] of Object.entries(row)) {
       if (RESERVED.has(name)) continue;

@@ -3,6 +3,8 @@ import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import type { FeatureView } from './define-feature-view.js';
+import type { FeatureKind } from './feature-kind.js';
+import { isEventTime } from './feature-rows.js';
 import { RowLayout } from './row-layout.js';
 
 /** One stored row as read: its bytes and the layout to read them with. */
@@ -12,8 +14,28 @@ export interface StoredRow {
   readonly eventTimestampMs: number;
 }
 
-/** A row as read, or why there is none. */
-export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout';
+/**
+ * A stored row of a layout rankd knows that cannot be read: cut short, lengths that do not fit the
+ * layout, or an event time that is no time (an older build stored any f64; or damaged bytes).
+ * Pipelines see its features as missing; `features/get` shows the state and the reason.
+ */
+export class UnreadableRow {
+  /** What is wrong with the bytes, for people: never the bytes themselves. */
+  readonly reason: string;
+
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+/**
+ * A row as read, or why there is none: `unknown_layout` when its header names a format or layout
+ * this process does not know (a newer build wrote it, or the layout record is gone).
+ */
+export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout' | UnreadableRow;
+
+/** The largest time a `Date` holds (ms): a row's time past it cannot be shown as a time. */
+const MAX_DATE_MS = 8.64e15;
 
 /**
  * When a row of `view` with this event time stops counting (ms since the epoch), or undefined when
@@ -61,13 +83,13 @@ export class FeatureStore {
       for (let i = 0; i < keys.length; i++) {
         const value = values[position++];
         const state = value === null || value === undefined ? undefined : this.#classify(view, value, nowMs);
-        rows.push(typeof state === 'string' ? undefined : state);
+        rows.push(typeof state === 'string' || state instanceof UnreadableRow ? undefined : state);
       }
       return rows;
     });
   }
 
-  /** Like {@link read}, but says why a row is absent: `missing`, `expired` or `unknown_layout`. */
+  /** Like {@link read}, but says why a row is absent: `missing`, `expired`, `unknown_layout` or unreadable. */
   async readStates(requests: readonly RowRequest[], nowMs = Date.now()): Promise<Array<Array<RowState>>> {
     const values = await this.#fetch(requests);
     let position = 0;
@@ -107,7 +129,8 @@ export class FeatureStore {
    * Writes rows of one view atomically (one MSET, or one MULTI when rows expire), replacing each
    * row whole. Values must already be valid for the view. Rows whose TTL has already passed are skipped.
    * On a Redis Cluster each row is written atomically (one command per hash slot); if only some
-   * reach Redis, a `PartialWriteError` names the rows written and those not.
+   * reach Redis, a `PartialWriteError` names the rows written and those not. Every row is encoded
+   * before anything is sent, so a row that cannot be stored fails the call with nothing written.
    */
   async write(
     view: FeatureView,
@@ -118,6 +141,14 @@ export class FeatureStore {
     }>,
     nowMs = Date.now(),
   ): Promise<number> {
+    for (const row of rows) {
+      // prepareFeatureRows rejects these as a 422; reaching here is a caller's bug. Checked before
+      // any write: Redis refuses an expiry past 2^63 ms inside a MULTI whose other SETs still apply.
+      if (!isEventTime(row.eventTimestampMs))
+        throw new RangeError(
+          `event time ${row.eventTimestampMs} of ${view.name} row ${row.ids.join(',')} is out of range`,
+        );
+    }
     await this.#registerLayout(view);
     const entries: Array<[string, Buffer, number | undefined]> = [];
     const written: WrittenId[] = [];
@@ -159,12 +190,22 @@ export class FeatureStore {
   }
 
   #classify(view: FeatureView, bytes: Buffer, nowMs: number): RowState {
+    // Another format version (a newer build's) is not damage: this build cannot know it.
+    if (bytes.length > 0 && bytes.readUInt8(0) !== RowLayout.FORMAT_VERSION) return 'unknown_layout';
     const fingerprint = RowLayout.fingerprintOf(bytes);
-    if (fingerprint === undefined) return 'unknown_layout';
+    if (fingerprint === undefined)
+      return new UnreadableRow(`the row is ${bytes.length} bytes, shorter than a row header`);
     const layout = fingerprint === view.layout.fingerprint ? view.layout : this.#layouts.get(fingerprint);
-    // A damaged or cut row is unreadable too: reading it would run past its end (a 500).
-    if (layout === undefined || !layout.fits(bytes)) return 'unknown_layout';
+    if (layout === undefined) return 'unknown_layout';
+    // A damaged or cut row: reading it would run past its end (a 500).
+    if (!layout.fits(bytes))
+      return new UnreadableRow(
+        `the row's ${bytes.length} bytes do not fit its layout (cut short or damaged)`,
+      );
     const eventTimestampMs = RowLayout.timestampOf(bytes);
+    // Not the write range: rows an older build wrote before 1970 are still times and still read.
+    if (!(Math.abs(eventTimestampMs) <= MAX_DATE_MS))
+      return new UnreadableRow(`the row's event time (${eventTimestampMs} ms since the epoch) is not a time`);
     if (view.ttlSeconds !== undefined && nowMs - eventTimestampMs > view.ttlSeconds * 1000) return 'expired';
     return { bytes, layout, eventTimestampMs };
   }
@@ -190,10 +231,31 @@ export class FeatureStore {
   async #loadLayouts(fingerprints: number[]): Promise<void> {
     const stored = await this.#redis.getFields(this.#keys.featureLayouts(), fingerprints.map(String));
     fingerprints.forEach((fingerprint, i) => {
-      const json = stored[i];
-      if (json) this.#layouts.set(fingerprint, new RowLayout(JSON.parse(json) as Array<[string, never]>));
+      const features = layoutFeaturesOf(stored[i]);
+      // A damaged record is as good as none: its rows read as `unknown_layout`, not a 500.
+      if (features !== undefined) this.#layouts.set(fingerprint, new RowLayout(features));
     });
   }
+}
+
+/** Every feature kind, to check a stored layout record against. */
+const KINDS: readonly unknown[] = ['float', 'integer', 'boolean', 'string', 'vector'] satisfies FeatureKind[];
+
+/** The features of a stored layout record (`[[name, kind], ...]`), or undefined when it is not one. */
+function layoutFeaturesOf(json: string | null | undefined): Array<[string, FeatureKind]> | undefined {
+  if (!json) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed)) return undefined;
+  const ok = parsed.every(
+    (entry: unknown) =>
+      Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && KINDS.includes(entry[1]),
+  );
+  return ok ? (parsed as Array<[string, FeatureKind]>) : undefined;
 }
 
 /** A row's id as the API names it: the entity id, or `[first, second]` for a pair view. */

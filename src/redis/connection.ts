@@ -2,7 +2,7 @@ import { RankdError, RedisUnavailableError } from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
 import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
-import { type RedisObserver, redisErrorKind } from './observer.js';
+import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
 import {
   type RedisCommand,
   type RedisTransport,
@@ -341,6 +341,8 @@ export class RedisConnection {
         observer.commandDone(command, (performance.now() - start) / 1000);
         observer.commandFailed(command, redisErrorKind(error));
       }
+      // Only an outage is a 503: a bug or a command Redis rejects is reported as itself (a 500).
+      if (!isRedisOutage(error)) throw error;
       throw new RedisUnavailableError(this.address, error, this.mode === 'cluster');
     }
   }

@@ -20,3 +20,29 @@ export function redisErrorKind(error: unknown): RedisErrorKind {
   if (error instanceof ErrorReply) return 'reply';
   return 'unavailable';
 }
+
+/**
+ * Error replies that mean Redis cannot serve the command now (loading, busy, a cluster without a
+ * quorum or mid-failover, a replica, out of memory) rather than that rankd sent a command it should
+ * not have (`ERR ... out of range`, `WRONGTYPE`): only the former are an outage.
+ */
+const OUTAGE_REPLY =
+  /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|NOREPLICAS|MOVED|ASK|OOM|NOAUTH|WRONGPASS|NOPERM)\b/;
+
+/**
+ * Whether `error`, thrown inside a Redis operation, means Redis is unavailable (a 503): a timeout,
+ * a connection failure (node-redis's errors, socket errors, the cluster client's own), or an
+ * outage reply. A bug met on the way — a TypeError while building a command, a RangeError while
+ * encoding, an error reply to a command Redis rejects — is not: answering it with "Redis is not
+ * available" would send operators after a healthy Redis, so it surfaces as what it is.
+ */
+export function isRedisOutage(error: unknown): boolean {
+  if (error instanceof ErrorReply) return OUTAGE_REPLY.test(error.message);
+  if (!(error instanceof Error)) return false;
+  return !(
+    error instanceof TypeError ||
+    error instanceof RangeError ||
+    error instanceof ReferenceError ||
+    error instanceof SyntaxError
+  );
+}

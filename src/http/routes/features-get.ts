@@ -4,6 +4,7 @@ import { ValidationError } from '../../errors/index.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
 import { featureSpecOf } from '../../features/feature-kind.js';
 import { rowIdsOf } from '../../features/feature-rows.js';
+import { UnreadableRow } from '../../features/feature-store.js';
 import { splitName } from '../../features/feature-table.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import { featureViewOf, RowIdSchema } from '../schemas/features.js';
@@ -40,8 +41,13 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
           views: Type.Record(
             Type.String(),
             Type.Object({
-              state: Type.Enum(['fresh', 'missing', 'expired', 'unknown_layout']),
+              state: Type.Enum(['fresh', 'missing', 'expired', 'unknown_layout', 'unreadable'], {
+                description:
+                  '`unknown_layout`: a format or layout this server does not know; `unreadable`: damaged ' +
+                  'bytes (see `reason`). Both read as defaults, in pipelines too.',
+              }),
               event_timestamp: Type.Optional(Type.String()),
+              reason: Type.Optional(Type.String({ description: 'Why an `unreadable` row cannot be read' })),
             }),
           ),
         }),
@@ -109,13 +115,15 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
         results: entity_ids.map((entityId, i) => {
           const values: Record<string, unknown> = {};
           const defaulted: string[] = [];
-          const viewStates: Record<string, { state: string; event_timestamp?: string }> = {};
+          const viewStates: Record<string, { state: string; event_timestamp?: string; reason?: string }> = {};
           views.forEach((view, v) => {
             const state = states[v]?.[i] ?? 'missing';
-            const row = typeof state === 'string' ? undefined : state;
+            const row = typeof state === 'string' || state instanceof UnreadableRow ? undefined : state;
             viewStates[view.name] = row
               ? { state: 'fresh', event_timestamp: new Date(row.eventTimestampMs).toISOString() }
-              : { state: state as string };
+              : state instanceof UnreadableRow
+                ? { state: 'unreadable', reason: state.reason }
+                : { state: state as string };
             for (const feature of wanted.get(view) ?? []) {
               const stored = row ? row.layout.read(row.bytes, feature) : null;
               if (stored === null) defaulted.push(`${view.name}:${feature}`);
