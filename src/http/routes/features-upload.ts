@@ -19,7 +19,9 @@ export function registerFeatureUploadRoute(
             entity_id: RowIdSchema,
             event_timestamp: Type.Optional(
               Type.Union([Type.String(), Type.Number(), Type.Null()], {
-                description: 'When the values were true: ISO 8601 or ms since the epoch; default: now',
+                description:
+                  'When the values were true: ISO 8601 or ms since the epoch, from 1970-01-01T00:00:00Z to ' +
+                  '9999-12-31T23:59:59.999Z; default: now',
               }),
             ),
           },
