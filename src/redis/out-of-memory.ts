@@ -34,10 +34,13 @@ export function parseMemoryInfo(info: string): MemoryReport | undefined {
 }
 
 /**
- * Whether a node in this state refuses writes: past `maxmemory` (Redis compares the same figure,
- * strictly) with a policy that does not evict any key. `volatile-*` policies evict only keys with a
- * TTL, which index keys do not have, so they count as not evicting; `allkeys-*` always can.
+ * Whether a node in this state refuses writes: `noeviction` and within 1% of `maxmemory` (Redis
+ * refuses a write when its memory, the write's own bytes included, passes the limit). The margin
+ * is what makes the answer stable: a Redis that refused a write drops back just under the limit
+ * once the refused command's bytes are freed, and any upload of a few hundred entities needs more
+ * than that last 1%. Other policies evict to make room (`volatile-*` when keys with a TTL are left),
+ * so their being at the limit says nothing; their refusals still answer RANKD_REDIS_OUT_OF_MEMORY.
  */
 export function refusesWrites(report: MemoryReport): boolean {
-  return report.max > 0 && report.used > report.max && !report.policy.startsWith('allkeys-');
+  return report.max > 0 && report.policy === 'noeviction' && report.used >= report.max - report.max / 100;
 }
