@@ -50,7 +50,8 @@ before(async () => {
     import('../dist/http/build-server.js'),
     import('../dist/config/index.js'),
   ]);
-  dist = { loadApp, buildServer, loadConfig } as Dist;
+  // The same functions as the sources they were compiled from; only their private fields differ.
+  dist = { loadApp, buildServer, loadConfig } as unknown as Dist;
   const binary = findRedisServer();
   if (!binary) throw new Error('redis-server is not installed');
   dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
