@@ -70,12 +70,12 @@ export class RedisStreamWriter implements EventWriter {
   constructor(
     redis: RedisConnection,
     key: string,
-    caps: StreamCaps | number,
+    caps: StreamCaps,
     onAgeTrimFailure?: (error: unknown) => void,
   ) {
     this.#redis = redis;
     this.#key = key;
-    this.#caps = typeof caps === 'number' ? { maxEvents: caps, maxBytes: 0, maxAgeMs: 0 } : caps;
+    this.#caps = caps;
     this.#onAgeTrimFailure = onAgeTrimFailure;
     redis.connect();
   }
@@ -146,7 +146,13 @@ export class RedisStreamWriter implements EventWriter {
     try {
       return await this.#redis.trimStream(this.#key, 'MINID', String(Math.max(0, now - this.#caps.maxAgeMs)));
     } catch (error) {
-      if (error instanceof RedisUnavailableError && error.cause instanceof ErrorReply) {
+      // Only the refusal of MINID itself (`ERR syntax error` before 6.2) turns the cap off; a
+      // timeout or an outage is tried again on the next write.
+      if (
+        error instanceof RedisUnavailableError &&
+        error.cause instanceof ErrorReply &&
+        /syntax error/i.test(error.cause.message)
+      ) {
         this.#ageTrimBroken = true;
         this.#onAgeTrimFailure?.(error.cause);
       }
