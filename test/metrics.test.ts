@@ -183,12 +183,12 @@ describe('after traffic', () => {
     server.rankd.metrics?.registerEventStats(() => stats);
     let next = await scrape(server);
     assert.equal(sampleValue(next.samples, 'rankd_events_written_total'), 5);
-    assert.equal(sampleValue(next.samples, 'rankd_events_dropped_total'), 1);
+    assert.equal(sampleValue(next.samples, 'rankd_events_dropped_total', { reason: 'other' }), 1);
     assert.equal(sampleValue(next.samples, 'rankd_events_pending'), 7);
     stats = { written: 9, dropped: 3, failedBatches: 2, pending: 0 };
     next = await scrape(server);
     assert.equal(sampleValue(next.samples, 'rankd_events_written_total'), 9);
-    assert.equal(sampleValue(next.samples, 'rankd_events_dropped_total'), 3);
+    assert.equal(sampleValue(next.samples, 'rankd_events_dropped_total', { reason: 'other' }), 3);
     assert.equal(sampleValue(next.samples, 'rankd_events_failed_batches_total'), 2);
     stats = { written: 4, dropped: 0, failedBatches: 0, pending: 0 };
     next = await scrape(server);

@@ -81,6 +81,18 @@ export const ConfigSchema = Type.Object({
    */
   EVENTS_STREAM_MAXLEN: Type.Integer({ default: 1_000_000, minimum: 1 }),
   /**
+   * Most bytes of Redis memory the event stream may take (`MEMORY USAGE`, measured now and then and
+   * converted to `MAXLEN ~` entries). Small by default because the stream shares the index's Redis
+   * unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. 0 = no byte cap.
+   * @defaultValue `67108864` (64 MiB)
+   */
+  EVENTS_STREAM_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 0 }),
+  /**
+   * Entries older than this (by their id, the time they reached the stream) are trimmed
+   * (`XTRIM MINID ~`, Redis ≥ 6.2), in ms. 0 = no age cap. @defaultValue `86400000` (24 h)
+   */
+  EVENTS_STREAM_MAX_AGE_MS: Type.Integer({ default: 24 * 60 * 60 * 1000, minimum: 0 }),
+  /**
    * Most events waiting to be written; past it a request's events are dropped (and counted), so a
    * slow or unreachable sink never grows memory. @defaultValue `100000`
    */

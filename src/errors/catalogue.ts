@@ -24,6 +24,11 @@ export const ErrorCode = {
   /** Redis cannot be reached or did not answer in time (HTTP 503). */
   REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
   /**
+   * Redis refuses writes because it is out of memory (`maxmemory` reached with a policy that cannot
+   * evict): HTTP 503, as reads still work and the condition clears without the caller changing anything.
+   */
+  REDIS_OUT_OF_MEMORY: 'RANKD_REDIS_OUT_OF_MEMORY',
+  /**
    * On a Redis Cluster, a write reached some nodes but not others: the body lists which ids were
    * written and which were not confirmed (HTTP 503).
    */
@@ -70,6 +75,26 @@ export class RedisUnavailableError extends RankdError {
             'follows failovers; check REDIS_CLUSTER_NODES and the cluster (CLUSTER INFO on a node).'
         : `Redis at ${address} is not available${reason}. Start a local one with \`rankd redis\`, ` +
             'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
+      { cause },
+    );
+  }
+}
+
+/**
+ * Redis refused a write for memory (`OOM command not allowed when used memory > 'maxmemory'`), or
+ * reports itself past its `maxmemory` (`/readyz`): HTTP 503 with what to do. Not a
+ * {@link RedisUnavailableError}: Redis answers, reads work, and restarting or reconnecting rankd
+ * changes nothing; room must be made in Redis. The message names no host.
+ */
+export class RedisOutOfMemoryError extends RankdError {
+  constructor(cause?: unknown) {
+    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+    super(
+      ErrorCode.REDIS_OUT_OF_MEMORY,
+      503,
+      `Redis is out of memory and refuses writes${reason}. Raise its maxmemory, move the event stream ` +
+        'to a Redis of its own (EVENTS_REDIS_URL), or lower the event budget (EVENTS_STREAM_MAX_BYTES); ' +
+        'see docs/deploy.md. Reads still work.',
       { cause },
     );
   }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { type Config, redisUrlOf } from '../config/index.js';
+import { RedisOutOfMemoryError } from '../errors/index.js';
 import { EventPolicy } from '../pipeline/events.js';
 import { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
@@ -44,7 +45,20 @@ export function createEventSink(
 ): EventSink {
   let writer: EventWriter;
   if (config.EVENTS_SINK === 'redis')
-    writer = new RedisStreamWriter(eventRedisOf(config, log), keys.events(), config.EVENTS_STREAM_MAXLEN);
+    writer = new RedisStreamWriter(
+      eventRedisOf(config, log),
+      keys.events(),
+      {
+        maxEvents: config.EVENTS_STREAM_MAXLEN,
+        maxBytes: config.EVENTS_STREAM_MAX_BYTES,
+        maxAgeMs: config.EVENTS_STREAM_MAX_AGE_MS,
+      },
+      (error) =>
+        log?.warn(
+          `The event Redis refuses XTRIM MINID (${error instanceof Error ? error.message : String(error)}): ` +
+            'it is older than 6.2, so EVENTS_STREAM_MAX_AGE_MS is not applied; the other caps are',
+        ),
+    );
   else if (config.EVENTS_SINK === 'file') writer = new FileEventWriter(resolve(cwd, config.EVENTS_FILE));
   else writer = new NullEventWriter();
   return new EventSink({
@@ -62,9 +76,16 @@ export function createEventSink(
       : {
           onWriteFailure: (error: unknown) =>
             log.warn(
-              `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
-                'their events are dropped and counted',
+              error instanceof RedisOutOfMemoryError
+                ? 'The event Redis is out of memory and refuses the stream (its cap already applied): ' +
+                    'events are dropped and counted in rankd_events_dropped_total{reason="redis_oom"} until ' +
+                    'it has room. Raise its maxmemory, set EVENTS_REDIS_URL to a Redis of its own, or lower ' +
+                    'EVENTS_STREAM_MAX_BYTES (docs/deploy.md). Said once until events are written again.'
+                : `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
+                    'their events are dropped and counted',
             ),
+          onWriteRecovery: (dropped: number) =>
+            log.info(`Events are written again; ${dropped} were dropped while writes failed`),
         }),
   });
 }

@@ -1,3 +1,4 @@
+import { RedisOutOfMemoryError } from '../errors/index.js';
 import type { EventPolicy, RankdEvent, RequestEvents } from '../pipeline/events.js';
 import { type EventRecord, recordOf, recordsOf } from './event-record.js';
 import type { EventWriter } from './event-writer.js';
@@ -14,6 +15,22 @@ export interface EventSinkStats {
   readonly pending: number;
 }
 
+/**
+ * Why events were dropped: `buffer_full` (the sink was slow or down, or closed), `redis_oom` (the
+ * event Redis refused the batch for memory), `write_failed` (any other failed batch), `not_json`
+ * (a custom event that is not JSON), `closing` (still waiting at the end of the close wait).
+ */
+export type DropReason = 'buffer_full' | 'redis_oom' | 'write_failed' | 'not_json' | 'closing';
+
+/** Every {@link DropReason}, in the order metrics list them. */
+export const DROP_REASONS: readonly DropReason[] = [
+  'buffer_full',
+  'redis_oom',
+  'write_failed',
+  'not_json',
+  'closing',
+];
+
 /** How a sink buffers and batches. */
 export interface EventSinkOptions {
   readonly writer: EventWriter;
@@ -27,8 +44,13 @@ export interface EventSinkOptions {
   readonly flushIntervalMs: number;
   /** Longest wait in `close()` for waiting events to be written, in ms. */
   readonly closeTimeoutMs: number;
-  /** Told when writes start failing (once per outage, not per batch). */
+  /**
+   * Told when writes start failing (once per episode, not per batch: again only after a batch was
+   * written).
+   */
   readonly onWriteFailure?: (error: unknown) => void;
+  /** Told when writes succeed again after failing, with the events dropped meanwhile. */
+  readonly onWriteRecovery?: (dropped: number) => void;
 }
 
 /**
@@ -49,6 +71,16 @@ export class EventSink {
   #pending = 0;
   #written = 0;
   #dropped = 0;
+  /** Drops by reason: five counters, not an entry per request. */
+  readonly #droppedBy: Record<DropReason, number> = {
+    buffer_full: 0,
+    redis_oom: 0,
+    write_failed: 0,
+    not_json: 0,
+    closing: 0,
+  };
+  /** Events dropped since writes started failing, for the recovery message. */
+  #droppedWhileFailing = 0;
   #failedBatches = 0;
   #failing = false;
   #closed = false;
@@ -75,11 +107,11 @@ export class EventSink {
    */
   enqueue(batch: RequestEvents): void {
     // An app's custom event that is not JSON (a BigInt, a cycle) is lost alone, not its request.
-    this.#dropped += batch.failed;
+    if (batch.failed > 0) this.#drop('not_json', batch.failed);
     const size = batch.events.length;
     if (size === 0) return;
     if (this.#closed || this.#pending + size > this.#options.bufferMax) {
-      this.#dropped += size;
+      this.#drop('buffer_full', size);
       return;
     }
     const record = recordOf(batch);
@@ -128,6 +160,11 @@ export class EventSink {
     };
   }
 
+  /** Events dropped so far, by reason; they add up to `stats().dropped`. A copy. */
+  droppedBy(): Record<DropReason, number> {
+    return { ...this.#droppedBy };
+  }
+
   /**
    * Stops the flusher, writes what is waiting (for at most `closeTimeoutMs`), counts the rest as
    * dropped, and closes the writer. Later events are dropped.
@@ -149,7 +186,7 @@ export class EventSink {
     })();
     await Promise.race([finished, expired]);
     clearTimeout(timer);
-    this.#dropped += this.#pending;
+    if (this.#pending > 0) this.#drop('closing', this.#pending);
     this.#pending = 0;
     this.#records = [];
     await this.#writer.close().catch(() => undefined);
@@ -176,15 +213,25 @@ export class EventSink {
     try {
       await this.#writer.write(batch);
       this.#written += count;
+      if (this.#failing) this.#options.onWriteRecovery?.(this.#droppedWhileFailing);
       this.#failing = false;
       return true;
     } catch (error) {
       this.#failedBatches += 1;
-      this.#dropped += count;
-      if (!this.#failing) this.#options.onWriteFailure?.(error);
+      this.#drop(error instanceof RedisOutOfMemoryError ? 'redis_oom' : 'write_failed', count);
+      if (!this.#failing) {
+        this.#droppedWhileFailing = count;
+        this.#options.onWriteFailure?.(error);
+      }
       this.#failing = true;
       return false;
     }
+  }
+
+  #drop(reason: DropReason, count: number): void {
+    this.#dropped += count;
+    this.#droppedBy[reason] += count;
+    if (this.#failing) this.#droppedWhileFailing += count;
   }
 
   /** Takes waiting records, oldest first, up to `batchSize` events (at least one record). */

@@ -1,5 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import { EventSinkUnavailableError } from '../errors/index.js';
+import { ErrorReply } from 'redis';
+import { EventSinkUnavailableError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { type EventRecord, recordFields, recordJson } from './event-record.js';
 
@@ -13,26 +14,69 @@ export interface EventWriter {
   close(): Promise<void>;
 }
 
+/** The caps of the event stream (`EVENTS_STREAM_MAXLEN`, `EVENTS_STREAM_MAX_BYTES`, `EVENTS_STREAM_MAX_AGE_MS`). */
+export interface StreamCaps {
+  /** About how many events the stream keeps. */
+  readonly maxEvents: number;
+  /** About how many bytes of Redis memory the stream may take; 0 = no byte cap. */
+  readonly maxBytes: number;
+  /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
+  readonly maxAgeMs: number;
+}
+
+/** Entries written between two measurements of the stream's bytes, at most (or {@link MEASURE_EVERY_MS}). */
+const MEASURE_EVERY_ENTRIES = 1000;
+/** Longest time between two measurements of the stream's bytes. */
+const MEASURE_EVERY_MS = 10_000;
+/** Shortest time between two age trims: `XTRIM MINID ~` only removes whole nodes anyway. */
+const AGE_TRIM_EVERY_MS = 1000;
+/**
+ * Redis bytes per character of an entry's field values, before the first measurement: listpack
+ * and node overhead on top of the text, 1.06 (all default kinds) to 1.19 (IMPRESSION and MODEL
+ * only) measured with `MEMORY USAGE` on the template's entries; rounded up, so the guess errs low.
+ */
+const ESTIMATED_OVERHEAD = 1.25;
+
 /**
  * Appends to the `{PROJECT_NAME}:events` stream, one entry per record (a request's events). Owns
  * its connection, so event batches never queue behind (or in front of) a request's reads on the
  * server's connection.
  *
- * `EVENTS_STREAM_MAXLEN` counts events, which is what bounds Redis memory, while MAXLEN counts
- * entries; the cap is converted with the mean number of events per record written so far.
+ * Three caps, the tightest wins: `EVENTS_STREAM_MAXLEN` counts events, converted to entries with the
+ * mean events per record written so far; `EVENTS_STREAM_MAX_BYTES` is converted to entries with the
+ * stream's measured bytes per entry (`MEMORY USAGE` ÷ `XLEN`, every 1000 entries or 10 s); both
+ * become XADD's `MAXLEN ~`. The age cap is an `XTRIM MINID ~` at most once a second.
+ *
+ * A Redis out of memory refuses XADD, the very command that would trim the stream, but runs XTRIM
+ * (it frees memory): the stream is trimmed to its cap, and the batch tried again once if that
+ * removed anything; else the {@link RedisOutOfMemoryError} goes to the sink, which drops the batch.
  */
 export class RedisStreamWriter implements EventWriter {
   readonly kind = 'redis';
   readonly #redis: RedisConnection;
   readonly #key: string;
-  readonly #maxEvents: number;
+  readonly #caps: StreamCaps;
+  readonly #onAgeTrimFailure: ((error: unknown) => void) | undefined;
   #records = 0;
   #events = 0;
+  /** Characters of the field values written, for the estimate before a measurement. */
+  #chars = 0;
+  #bytesPerEntry: number | undefined;
+  #entriesSinceMeasure = 0;
+  #measuredAt = 0;
+  #ageTrimmedAt = 0;
+  #ageTrimBroken = false;
 
-  constructor(redis: RedisConnection, key: string, maxEvents: number) {
+  constructor(
+    redis: RedisConnection,
+    key: string,
+    caps: StreamCaps,
+    onAgeTrimFailure?: (error: unknown) => void,
+  ) {
     this.#redis = redis;
     this.#key = key;
-    this.#maxEvents = maxEvents;
+    this.#caps = caps;
+    this.#onAgeTrimFailure = onAgeTrimFailure;
     redis.connect();
   }
 
@@ -40,16 +84,89 @@ export class RedisStreamWriter implements EventWriter {
     return this.#redis.isReady;
   }
 
+  /** The `MAXLEN ~` of the next write: the tighter of the event cap and the byte cap, in entries. */
+  get maxEntries(): number {
+    let cap =
+      this.#events === 0
+        ? this.#caps.maxEvents
+        : Math.ceil((this.#caps.maxEvents * this.#records) / this.#events);
+    const perEntry =
+      this.#bytesPerEntry ??
+      (this.#records === 0 ? undefined : (ESTIMATED_OVERHEAD * this.#chars) / this.#records);
+    if (this.#caps.maxBytes > 0 && perEntry !== undefined && perEntry > 0)
+      cap = Math.min(cap, Math.floor(this.#caps.maxBytes / perEntry));
+    return Math.max(1, cap);
+  }
+
   async write(records: readonly EventRecord[]): Promise<void> {
     if (records.length === 0) return;
+    const entries = records.map(recordFields);
     for (const record of records) this.#events += record.count;
+    for (const fields of entries)
+      for (let i = 1; i < fields.length; i += 2) this.#chars += (fields[i] as string).length;
     this.#records += records.length;
-    const maxEntries = Math.max(1, Math.ceil((this.#maxEvents * this.#records) / this.#events));
-    await this.#redis.appendToStream(this.#key, records.map(recordFields), maxEntries);
+    const maxEntries = this.maxEntries;
+    try {
+      await this.#redis.appendToStream(this.#key, entries, maxEntries);
+    } catch (error) {
+      if (!(error instanceof RedisOutOfMemoryError)) throw error;
+      // The stream may be what filled Redis (its cap not yet measured, or just lowered): XTRIM is
+      // allowed when XADD is not. A stream already within its cap frees nothing: the batch is dropped.
+      const freed = await this.#trim(maxEntries, Date.now());
+      if (freed === 0) throw error;
+      await this.#redis.appendToStream(this.#key, entries, maxEntries);
+    }
+    this.#entriesSinceMeasure += records.length;
+    const now = Date.now();
+    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken && now - this.#ageTrimmedAt >= AGE_TRIM_EVERY_MS)
+      await this.#trimByAge(now);
+    if (
+      this.#caps.maxBytes > 0 &&
+      (this.#bytesPerEntry === undefined ||
+        this.#entriesSinceMeasure >= Math.min(MEASURE_EVERY_ENTRIES, Math.ceil(maxEntries / 10)) ||
+        now - this.#measuredAt >= MEASURE_EVERY_MS)
+    )
+      await this.#measure(now);
   }
 
   close(): Promise<void> {
     return this.#redis.close();
+  }
+
+  /** Trims to `maxEntries` and by age; how many entries went. Failures count as nothing freed. */
+  async #trim(maxEntries: number, now: number): Promise<number> {
+    let freed = await this.#redis.trimStream(this.#key, 'MAXLEN', String(maxEntries)).catch(() => 0);
+    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken) freed += await this.#trimByAge(now);
+    return freed;
+  }
+
+  /** `XTRIM MINID ~ <now − age>`; a Redis older than 6.2 refuses MINID: the age cap is then off, said once. */
+  async #trimByAge(now: number): Promise<number> {
+    this.#ageTrimmedAt = now;
+    try {
+      return await this.#redis.trimStream(this.#key, 'MINID', String(Math.max(0, now - this.#caps.maxAgeMs)));
+    } catch (error) {
+      // Only the refusal of MINID itself (`ERR syntax error` before 6.2) turns the cap off; a
+      // timeout or an outage is tried again on the next write.
+      if (
+        error instanceof RedisUnavailableError &&
+        error.cause instanceof ErrorReply &&
+        /syntax error/i.test(error.cause.message)
+      ) {
+        this.#ageTrimBroken = true;
+        this.#onAgeTrimFailure?.(error.cause);
+      }
+      return 0;
+    }
+  }
+
+  /** Bytes per entry of the stream as Redis stores it; kept as it was when the stream is empty or the read fails. */
+  async #measure(now: number): Promise<void> {
+    this.#measuredAt = now;
+    this.#entriesSinceMeasure = 0;
+    const size = await this.#redis.streamSize(this.#key).catch(() => undefined);
+    if (size !== undefined && size.entries > 0 && size.bytes > 0)
+      this.#bytesPerEntry = size.bytes / size.entries;
   }
 }
 

@@ -96,7 +96,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     metrics?.redis,
   );
   const events = createEventSink(config, keys, server.log);
-  metrics?.registerEventStats(() => events.stats());
+  metrics?.registerEventStats(() => ({ ...events.stats(), droppedBy: events.droppedBy() }));
   const stageObserverFor: Services['stageObserverFor'] = tracing
     ? (request) => tracing.stageObserver(request, metrics?.stages)
     : () => metrics?.stages;

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { DROP_REASONS } from '../events/event-sink.js';
 import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../pipeline/stage-timing.js';
 import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
 import { CountOfHistogram, FastHistogram, type HistogramSeries } from './histogram.js';
@@ -26,6 +27,11 @@ export interface EventCounts {
   readonly written: number;
   /** Events dropped: buffer full, or a batch the sink refused. */
   readonly dropped: number;
+  /**
+   * The same, by reason (`buffer_full`, `redis_oom`, ...), adding up to `dropped`; without it
+   * every drop is labelled `other`.
+   */
+  readonly droppedBy?: Readonly<Record<string, number>>;
   /** Batches whose write failed. */
   readonly failedBatches?: number;
   /** Events waiting in the sink's buffer now. */
@@ -158,12 +164,33 @@ export class RankdMetrics {
       'Events written to the sink',
       () => this.#eventStats?.().written,
     );
-    mirroredCounter(
-      registry,
-      'rankd_events_dropped_total',
-      'Events dropped: the sink was slow or down and the buffer full, or a batch failed',
-      () => this.#eventStats?.().dropped,
-    );
+    const dropped = new Counter({
+      name: 'rankd_events_dropped_total',
+      help:
+        'Events dropped, by reason: buffer_full (the sink slow or down), redis_oom (the event Redis ' +
+        'out of memory), write_failed, not_json, closing',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+      collect: () => {
+        const counts = this.#eventStats?.();
+        if (counts === undefined) return;
+        const byReason = counts.droppedBy ?? { other: counts.dropped };
+        for (const [reason, now] of Object.entries(byReason)) {
+          const last = droppedSeen.get(reason) ?? 0;
+          if (now === last) continue;
+          // A total that went down belongs to a new sink: start over rather than count backwards.
+          if (now < last) {
+            dropped.remove(reason);
+            droppedSeen.set(reason, 0);
+            dropped.labels(reason).inc(now);
+          } else dropped.labels(reason).inc(now - last);
+          droppedSeen.set(reason, now);
+        }
+      },
+    });
+    // One entry per reason (five), not per request; at zero from the start for `increase()` alerts.
+    const droppedSeen = new Map<string, number>();
+    for (const reason of DROP_REASONS) dropped.labels(reason).inc(0);
     mirroredCounter(
       registry,
       'rankd_events_failed_batches_total',

@@ -1,8 +1,9 @@
-import { RankdError, RedisUnavailableError } from '../errors/index.js';
+import { RankdError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
 import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
+import { isOutOfMemoryReply, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
 import {
   type RedisCommand,
   type RedisTransport,
@@ -91,6 +92,24 @@ export class RedisConnection {
   /** Round trip to Redis (to every master of a cluster); throws {@link RedisUnavailableError} when one does not answer. */
   async ping(): Promise<void> {
     await this.#run(() => this.#transport.pingAll(), 'ping');
+  }
+
+  /**
+   * Throws a {@link RedisOutOfMemoryError} when Redis (any master of a cluster) is past its
+   * `maxmemory` with a policy that cannot evict, i.e. refuses writes now; `INFO memory` on each,
+   * which costs Redis a few microseconds (for `/readyz`). A node whose INFO lacks the fields passes.
+   */
+  async checkMemory(): Promise<void> {
+    const full = await this.#run(async () => {
+      let refusing = false;
+      await this.#transport.forEachNode(async (send) => {
+        const report = parseMemoryInfo(String(await send(['INFO', 'memory'])));
+        if (report !== undefined && refusesWrites(report)) refusing = true;
+      });
+      return refusing;
+    }, 'info');
+    if (full)
+      throw new RedisOutOfMemoryError(new Error("used memory > 'maxmemory' and the policy cannot evict"));
   }
 
   /**
@@ -239,6 +258,38 @@ export class RedisConnection {
   }
 
   /**
+   * Trims stream `key` (XTRIM): `MAXLEN` keeps about `threshold` entries, `MINID` drops entries
+   * with an id below `threshold` (Redis ≥ 6.2), `~` so that only whole nodes go. Returns how many
+   * entries were removed. Redis runs XTRIM even when out of memory, as it only frees memory.
+   */
+  async trimStream(key: string, strategy: 'MAXLEN' | 'MINID', threshold: string): Promise<number> {
+    return Number(
+      await this.#run(
+        () => this.#transport.send(key, false, ['XTRIM', key, strategy, '~', threshold]),
+        'xtrim',
+      ),
+    );
+  }
+
+  /**
+   * Bytes stream `key` takes (`MEMORY USAGE ... SAMPLES 100`: Redis sums 100 of its nodes and
+   * extrapolates, a bounded cost whatever the stream's length; the default 5 missed the rare large
+   * entries, e.g. sampled FEATURE events, by 20%) and its entries (`XLEN`), read together; 0 and 0
+   * when it does not exist.
+   */
+  async streamSize(key: string): Promise<{ bytes: number; entries: number }> {
+    const [bytes, entries] = await this.#run(
+      () =>
+        Promise.all([
+          this.#transport.send(key, true, ['MEMORY', 'USAGE', key, 'SAMPLES', '100']),
+          this.#transport.send(key, true, ['XLEN', key]),
+        ]),
+      'memory_usage',
+    );
+    return { bytes: Number(bytes ?? 0), entries: Number(entries ?? 0) };
+  }
+
+  /**
    * Up to `count` entries of stream `key` with ids from `start` to `end` (XRANGE: `-` and `+` are
    * the ends, `(id` excludes an id), each with its fields as strings.
    */
@@ -341,6 +392,8 @@ export class RedisConnection {
         observer.commandDone(command, (performance.now() - start) / 1000);
         observer.commandFailed(command, redisErrorKind(error));
       }
+      // Redis answered, and refused for memory: reconnecting would not help, making room would.
+      if (isOutOfMemoryReply(error)) throw new RedisOutOfMemoryError(error);
       // Only an outage is a 503: a bug or a command Redis rejects is reported as itself (a 500).
       if (!isRedisOutage(error)) throw error;
       throw new RedisUnavailableError(this.address, error, this.mode === 'cluster');

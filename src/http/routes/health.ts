@@ -24,7 +24,7 @@ export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnec
       config: { access: 'public' },
       schema: {
         operationId: 'readyz',
-        summary: 'Readiness: Redis answers; 503 with the reason when not',
+        summary: 'Readiness: Redis answers and has room for writes; 503 with the reason when not',
         tags: ['health'],
         response: {
           200: Type.Object({ status: Type.Literal('ready'), redis: Type.String() }),
@@ -34,6 +34,8 @@ export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnec
     },
     async () => {
       await redis.ping();
+      // Redis answers but refuses writes for memory: index uploads would fail, so not ready.
+      await redis.checkMemory();
       return { status: 'ready' as const, redis: redis.address };
     },
   );
