@@ -18,6 +18,7 @@ import {
   tokenize,
 } from '../../template/pipelines/product-ranking/text-match.js';
 import { answerFromWorker } from './in-worker.js';
+import { trickyText as text } from './tricky-text.js';
 
 /** The words of folded text: runs of letters and digits, whole code points (astral ones too). */
 function referenceWords(folded: string): string[] {
@@ -46,66 +47,6 @@ function referenceTokens(text: string): string[] {
 function referenceCount(text: string, term: string): number {
   return referenceTokens(text).filter((word) => word === term).length;
 }
-
-/** Text that hit a bug once or may: one-letter words, case folds, marks, astral letters, plurals. */
-const TRICKY = [
-  'y',
-  'Y',
-  'ý',
-  'ｙ',
-  'Ý',
-  'İ',
-  'ı',
-  'ß',
-  'ẞ',
-  'ℌ',
-  'K',
-  'Å',
-  'e\u0301',
-  '\u0301',
-  '𝐲',
-  '𐐨',
-  '𐐀',
-  '𠀀',
-  '😀',
-  '\ud800',
-  '\udc00',
-  'ies',
-  'berries',
-  'berry',
-  'berrys',
-  'days',
-  'candles',
-  'candle',
-  'glass',
-  'bus',
-  'iris',
-  's',
-  'ss',
-  '2',
-  '½',
-  '٣',
-  'ﬁ',
-  'Ǆ',
-];
-const SEPARATORS = [' ', '', '-', ',', '.', '\t', '\n', '\u00a0', '_', "'", '&'];
-
-/** Any single UTF-16 code unit, lone surrogates included. */
-const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
-
-/** Text made of tricky words, separators and arbitrary strings (full Unicode and raw code units). */
-const text = fc
-  .array(
-    fc.oneof(
-      { weight: 4, arbitrary: fc.constantFrom(...TRICKY) },
-      { weight: 3, arbitrary: fc.constantFrom(...SEPARATORS) },
-      { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 8 }) },
-      { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
-      { weight: 1, arbitrary: fc.string({ unit: codeUnit, maxLength: 4 }) },
-    ),
-    { maxLength: 12 },
-  )
-  .map((parts) => parts.join(''));
 
 const RUNS = 3000;
 
