@@ -6,49 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
 import { defineApp } from '../src/app/define-app.js';
-import { entityIdsSchema, entityTypeSchema, idsAsStrings } from '../src/http/schemas/entities.js';
 import { scanIdList } from '../src/index/id-list-scanner.js';
-import { parsedByFastify, type SeededRandom, seededRandom } from './helpers/body-scanning.js';
+import { type SeededRandom, seededRandom } from './helpers/body-scanning.js';
+import { idListPaths } from './helpers/scanner-paths.js';
 import { useTestServer } from './helpers/server.js';
 
 const MAX_BATCH = 6;
 const RUNS = Number(process.env.ID_FUZZ_RUNS ?? 3000);
 const app = defineApp();
-// The get route's body schema, as src/http/routes/entities-get.ts declares it.
-const schema = Compile(
-  Type.Object({ entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(MAX_BATCH) }),
-);
-
-/** What the route handler gets on the slow path, ids as strings; undefined for an error. */
-function slowPath(text: string): { entity_type: string; entity_ids: string[] } | undefined {
-  const parsed = parsedByFastify(text)?.value;
-  if (parsed === undefined || !schema.Check(parsed)) return undefined;
-  const body = parsed as { entity_type: string; entity_ids: Array<string | number> };
-  try {
-    return { entity_type: body.entity_type, entity_ids: idsAsStrings(body.entity_ids) };
-  } catch {
-    return undefined;
-  }
-}
-
-function scan(text: string) {
-  return scanIdList(Buffer.from(text), app.entityTypes, MAX_BATCH);
-}
-
-/** Checks one body; returns whether the fast path took it. */
-function check(text: string): boolean {
-  const fast = scan(text);
-  if (fast === undefined) return false;
-  const slow = slowPath(text);
-  assert.ok(slow, 'the fast path accepted a body the slow path refuses');
-  // The fast path's own result must also pass the schema: the route validates it.
-  assert.ok(schema.Check(fast));
-  assert.deepEqual(fast, slow);
-  return true;
-}
+const { scan, check } = idListPaths(app, MAX_BATCH);
 
 const ID_TEXTS = [
   '"p1"',

@@ -16,18 +16,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { Compile } from 'typebox/compile';
 import { defineApp } from '../src/app/define-app.js';
 import { defineEntity } from '../src/entities/define-entity.js';
-import { entityUploadBodySchema } from '../src/http/routes/entities-upload.js';
-import { EntityIndex } from '../src/index/entity-index.js';
 import { MAX_SCAN_DEPTH, type ScannedUpload, scanUpload } from '../src/index/upload-scanner.js';
 import { defineModel, defineRankingPipeline, ProductEntity, Type } from '../src/index.js';
-import { RedisConnection } from '../src/redis/connection.js';
 import { RedisKeys } from '../src/redis/keys.js';
-import { parsedByFastify, type SeededRandom, seededRandom } from './helpers/body-scanning.js';
+import { type SeededRandom, seededRandom } from './helpers/body-scanning.js';
 import { RawRedis } from './helpers/raw-redis.js';
 import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';
+import { uploadPaths } from './helpers/scanner-paths.js';
 import { postJson, testServer } from './helpers/server.js';
 
 const MAX_BATCH = 5;
@@ -56,76 +53,9 @@ const Item = defineEntity({ name: 'item', idField: 'sku' });
 const app = defineApp({ entities: [Offer, Item] });
 
 // ---------------------------------------------------------------------------------------------
-// The slow path, as the route runs it when the scanner declines.
+// The slow path, as the route runs it when the scanner declines, and the fast path.
 
-const bodyValidator = Compile(entityUploadBodySchema(app, MAX_BATCH));
-/** prepare() never touches Redis: a connection that is never opened is enough. */
-const offline = new RedisConnection({
-  url: 'redis://127.0.0.1:1',
-  connectTimeoutMs: 10,
-  commandTimeoutMs: 10,
-});
-const index = new EntityIndex(offline, new RedisKeys('default', '1', 'single'), 'json');
-
-interface Stored {
-  type: string;
-  ids: string[];
-  /** `[key, JSON text]` per entity. */
-  entries: Array<[string, string]>;
-}
-
-/** What the slow path stores for `text`, or undefined when it answers an error. */
-function slowPath(text: string): Stored | undefined {
-  const parsed = parsedByFastify(text)?.value;
-  if (parsed === undefined || !bodyValidator.Check(parsed)) return undefined;
-  const body = parsed as {
-    entity_type: string;
-    entities: Array<Record<string, unknown>>;
-    entity_key?: string | null;
-  };
-  const type = app.entityTypes.get(body.entity_type);
-  assert.ok(type, 'the schema only lets known types through');
-  try {
-    const prepared = index.prepare(type, body.entities, body.entity_key ?? undefined);
-    return {
-      type: type.name,
-      ids: prepared.ids,
-      entries: prepared.entries.map(([key, value]) => [key, value as string]),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the fast path stores, through the same EntityIndex method the route uses. */
-function fastPath(scanned: ScannedUpload): Stored {
-  const prepared = index.prepareEncoded(scanned.type, scanned.ids, scanned.values);
-  return {
-    type: scanned.type.name,
-    ids: prepared.ids,
-    entries: prepared.entries.map(([key, value]) => {
-      assert.ok(Buffer.isBuffer(value));
-      // Compared as text below; first make sure the bytes are exactly the text's UTF-8.
-      const text = value.toString('utf8');
-      assert.ok(Buffer.from(text).equals(value), 'stored bytes are valid UTF-8');
-      return [key, text];
-    }),
-  };
-}
-
-function scan(body: string | Buffer): ScannedUpload | undefined {
-  return scanUpload(Buffer.isBuffer(body) ? body : Buffer.from(body), app.entityTypes, MAX_BATCH);
-}
-
-/** Checks the promise for one body; returns whether the fast path took it. */
-function checkBody(text: string): boolean {
-  const fast = scan(text);
-  if (fast === undefined) return false;
-  const slow = slowPath(text);
-  assert.ok(slow, 'the fast path accepted a body the slow path refuses');
-  assert.deepEqual(fastPath(fast), slow);
-  return true;
-}
+const { scan, check: checkBody } = uploadPaths(app, MAX_BATCH);
 
 // ---------------------------------------------------------------------------------------------
 // A seeded generator of JSON texts.

@@ -13,32 +13,39 @@ interface ParsedRecord {
 }
 
 /**
- * Counts `\n` bytes up to an offset of the input, keeping only the chunks not yet counted. File
- * lines are counted here rather than taken from csv-parse, whose count goes one too far for every
- * `\r\n` inside a quoted cell.
+ * Counts line breaks (`\r\n`, `\n`, or a lone `\r`: the record delimiters the parser is given) up
+ * to an offset of the input, keeping only the chunks not yet counted. File lines are counted here
+ * rather than taken from csv-parse, whose count goes one too far for every `\r\n` inside a quoted
+ * cell. A `\r\n` is counted at its `\n`, so that the `\n` ending a record is on that record's line.
  */
-class NewlineCounter {
+class LineBreakCounter {
   readonly #chunks: Buffer[] = [];
   /** Offset in the input of `#chunks[0]`. */
   #start = 0;
-  /** Offset up to which newlines are counted. */
+  /** Offset up to which line breaks are counted. */
   #counted = 0;
-  #newlines = 0;
+  #breaks = 0;
 
   push(chunk: Buffer): void {
-    this.#chunks.push(chunk);
+    if (chunk.length > 0) this.#chunks.push(chunk);
   }
 
-  /** `\n` bytes in the input before `offset` (offsets only grow: earlier ones give the count so far). */
+  /** Line breaks in the input before `offset` (offsets only grow: earlier ones give the count so far). */
   before(offset: number): number {
     while (this.#counted < offset) {
       const chunk = this.#chunks[0];
       if (chunk === undefined) break;
       const end = this.#start + chunk.length;
       const to = Math.min(offset, end);
-      for (let i = chunk.indexOf(NEWLINE, this.#counted - this.#start); i !== -1 && this.#start + i < to; ) {
-        this.#newlines++;
-        i = chunk.indexOf(NEWLINE, i + 1);
+      for (let i = this.#counted - this.#start; i < to - this.#start; i++) {
+        const byte = chunk[i];
+        // A `\r` is followed by its `\n` in this chunk or at the start of the next; past the input
+        // so far (only at its very end: offsets asked for are inside records) it is a lone one.
+        if (
+          byte === LF ||
+          (byte === CR && (i + 1 < chunk.length ? chunk[i + 1] : this.#chunks[1]?.[0]) !== LF)
+        )
+          this.#breaks++;
       }
       this.#counted = to;
       if (to === end) {
@@ -46,17 +53,21 @@ class NewlineCounter {
         this.#start = end;
       }
     }
-    return this.#newlines;
+    return this.#breaks;
   }
 }
 
-const NEWLINE = 0x0a;
+const LF = 0x0a;
+const CR = 0x0d;
 
-/** `\n` characters inside a record's cells: a quoted cell may span lines. */
-function newlinesIn(fields: readonly string[]): number {
+/** Line breaks inside a record's cells (a quoted cell may span lines), counted as the file's are. */
+function lineBreaksIn(fields: readonly string[]): number {
   let count = 0;
   for (const field of fields) {
-    for (let i = field.indexOf('\n'); i !== -1; i = field.indexOf('\n', i + 1)) count++;
+    for (let i = 0; i < field.length; i++) {
+      const c = field.charCodeAt(i);
+      if (c === LF || (c === CR && field.charCodeAt(i + 1) !== LF)) count++;
+    }
   }
   return count;
 }
@@ -76,17 +87,21 @@ export async function* readCsv(
   parsers: ColumnParsers,
 ): AsyncGenerator<SourceRecord> {
   const parsed: ParsedRecord[] = [];
-  const newlines = new NewlineCounter();
+  const lineBreaks = new LineBreakCounter();
   const parser = parse({
     bom: true,
     skip_empty_lines: true,
+    // Every usual line break ends a record. Left to itself csv-parse takes the first break it sees
+    // as the only one: in a file of `\r` lines every row was line 1 (or 0), and after a first
+    // `\r\n` a lone `\n` became part of a cell.
+    record_delimiter: ['\r\n', '\n', '\r'],
     // The field count is checked here, so that a short row is a bad row rather than the end of the file.
     relax_column_count: true,
     on_record: (fields: string[], info: Info) => {
-      // `bytes` is where the record ends, its line break included: the newlines before its last
+      // `bytes` is where the record ends, its line break included: the line breaks before its last
       // byte give the line it ends on, and those inside its cells lead back to where it starts.
-      const endLine = 1 + newlines.before(info.bytes - 1);
-      parsed.push({ fields, line: endLine - newlinesIn(fields) });
+      const endLine = 1 + lineBreaks.before(info.bytes - 1);
+      parsed.push({ fields, line: endLine - lineBreaksIn(fields) });
       return undefined;
     },
   });
@@ -122,7 +137,7 @@ export async function* readCsv(
     if (error instanceof InputError) return error;
     // A CsvError's `bytes` is where the record it failed in starts; its own line count can be off.
     const bytes = (error as { bytes?: unknown }).bytes;
-    const line = typeof bytes === 'number' ? 1 + newlines.before(bytes) : lastLine + 1;
+    const line = typeof bytes === 'number' ? 1 + lineBreaks.before(bytes) : lastLine + 1;
     return new InputError(line, reasonOf(error).replace(/ at line \d+/, ''));
   };
   const headerOf = (fields: string[], line: number) => {
@@ -138,7 +153,7 @@ export async function* readCsv(
 
   try {
     for await (const chunk of chunks) {
-      newlines.push(chunk);
+      lineBreaks.push(chunk);
       const written = await new Promise<unknown>((resolve) => parser.write(chunk, resolve));
       yield* drain();
       if (written) throw failure(written);

@@ -21,7 +21,10 @@ function arrayHint(text: string, line: number): string {
 
 function recordOf(text: string, line: number): SourceRecord | undefined {
   // JSON.parse ignores surrounding whitespace and a trailing \r, so only blank lines need a look.
-  if (text.length === 0 || (text.charCodeAt(0) <= 0x20 && text.trim().length === 0)) return undefined;
+  // Blank is what trim() removes, Unicode spaces too: a line of only "\u00a0" or "\u2028" was
+  // reported as bad JSON while " \u00a0" was skipped. Lines start with "{": trimmed only when not.
+  const first = text.charCodeAt(0);
+  if (text.length === 0 || ((first <= 0x20 || first >= 0x80) && text.trim().length === 0)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -24,15 +24,19 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 /** Lower case without accents, so that "Crème" and "creme" compare equal. */
 export function fold(text: string): string {
-  const lower = text.toLowerCase();
   // Most shop text is ASCII: skip the (comparatively slow) Unicode normalization then.
-  return NON_ASCII.test(lower) ? lower.normalize('NFKD').replace(COMBINING_MARKS, '') : lower;
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
+  // Decomposed before lowering: "ℌ" and "𝐇" have no lower case, their decomposition "H" has.
+  return text.normalize('NFKD').toLowerCase().replace(COMBINING_MARKS, '');
 }
 
 function isWordChar(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
   if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || (c >= 65 && c <= 90);
-  return LETTER_OR_DIGIT.test(text[i] ?? '');
+  // A letter past U+FFFF ("𠀀") is a surrogate pair: both halves are tested as the whole letter.
+  const start =
+    c >= 0xdc00 && c <= 0xdfff && i > 0 && (text.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i;
+  return LETTER_OR_DIGIT.test(String.fromCodePoint(text.codePointAt(start) ?? 0));
 }
 
 /** The stem of a folded word: a plural "s" dropped ("candles" → "candle", "berries" → "berry"). */
@@ -61,8 +65,11 @@ export function tokenize(text: string): string[] {
 
 /** How many words of `folded` (already {@link fold}ed) have the stem `term`. */
 export function countTerm(folded: string, term: string): number {
-  // Every word whose stem is `term` starts with this prefix ("berr" for "berry": "berries").
-  const prefix = term.endsWith('y') ? term.slice(0, -1) : term;
+  if (term === '') return 0;
+  // Every word whose stem is `term` starts with this prefix ("berr" for "berry": "berries"). Only
+  // a stem of 3 or more letters comes from an "ies" word; cutting "y" off a shorter one could leave
+  // "" (the term "y"), which indexOf finds at `from` itself: the loop would never move on.
+  const prefix = term.length >= 3 && term.endsWith('y') ? term.slice(0, -1) : term;
   let count = 0;
   let from = 0;
   for (;;) {
