@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/index.js';
 import {
   AppLoadError,
   chainModels,
@@ -206,6 +207,13 @@ describe('gbdt model', () => {
       assert.match(error.message, /column 1: the file says "f_1", `features` says "g:f_0"/);
       return true;
     });
+  });
+
+  test('the removed threads option and MODEL_THREADS are refused, not ignored', () => {
+    const options = { name: 'threaded', file: XGBOOST_MODEL, features: G_FEATURES, threads: 2 };
+    assert.throws(() => gbdtModel(options), /`threads` option was removed/);
+    assert.throws(() => loadConfig({ MODEL_THREADS: '2' }), /MODEL_THREADS: removed/);
+    assert.equal(loadConfig({ MODEL_THREADS: '' }).LOG_LEVEL, 'info');
   });
 });
 

@@ -3,19 +3,13 @@
  * import this; test/runtime-flags.test.ts checks the two agree), and benchmarks start their
  * servers with them, so that what is measured is what `rankd run` runs.
  *
- * `--max-semi-space-size=32`: a young generation of up to 2 × 32 MiB instead of 2 × 16 MiB. A
- * request of 1000 candidates or an upload of 1000 entities allocates several MiB that die with
- * the request; with the default size the scavenger runs mid-request and copies everything still
- * in use, again and again. Measured in docs/benchmarks.md; it costs at most 32 MiB more memory
- * per process, and only when the allocation rate asks for it.
+ * `--max-semi-space-size=32`: a young generation of 2 × 32 MiB, so that the several MiB a big
+ * request allocates die young instead of being copied mid-request; at most 32 MiB more per process.
  *
- * `--no-allocation-site-pretenuring`: V8 otherwise starts allocating objects of a hot allocation
- * site straight in the old generation once enough of them survived a collection. On a server some
- * of those are request-scoped (promises, small records), die within the request, and, being old,
- * keep alive whatever young data they point to until the next full collection: every request's
- * entities, feature rows and reply buffers were promoted that way, about 38 KB per 24-candidate
- * request even one request at a time, and each young-generation collection paused twice as long.
- * Measured in docs/benchmarks.md.
+ * `--no-allocation-site-pretenuring`: otherwise V8 allocates some request-scoped objects straight in
+ * the old generation, and they keep each request's young data alive until a full collection.
+ *
+ * Both: DR-015.
  */
 export const RUNTIME_NODE_FLAGS: readonly string[] = [
   '--max-semi-space-size=32',

@@ -13,6 +13,15 @@ const ALIASES: Record<string, keyof Config> = {
   WYVERN_INDEX_VERSION: 'INDEX_VERSION',
 };
 
+/**
+ * Settings that existed and were removed, with what to do instead: set, they stop the start with
+ * that message rather than being ignored as unknown variables are.
+ */
+const REMOVED: Record<string, string> = {
+  MODEL_THREADS:
+    "removed: GBDT batches are scored on the request's thread (splitting them cost more CPU than it saved under load); unset it",
+};
+
 const LIST_KEYS = new Set<string>(['API_KEYS', 'ADMIN_API_KEYS', 'EVENTS_KINDS', 'REDIS_CLUSTER_NODES']);
 const keysOfType = (type: string) =>
   new Set<string>(
@@ -52,7 +61,8 @@ export function readEnvFiles(
 /**
  * Validates settings once and returns them frozen. `source` is a map of environment variables
  * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
- * Unknown variables are ignored; every invalid one is reported at once in a {@link ConfigError}.
+ * Unknown variables are ignored, removed ones are not (see `REMOVED`); every invalid one is
+ * reported at once in a {@link ConfigError}.
  */
 export function loadConfig(
   source: Record<string, string | undefined> = process.env,
@@ -60,6 +70,9 @@ export function loadConfig(
 ): Config {
   const raw: Record<string, unknown> = {};
   const problems: string[] = [];
+  for (const [name, why] of Object.entries(REMOVED)) {
+    if (source[name] !== undefined && source[name] !== '') problems.push(`${name}: ${why}`);
+  }
   for (const [alias, name] of Object.entries(ALIASES)) {
     const value = source[alias];
     if (value !== undefined && source[name] === undefined) raw[name] = value;

@@ -1,5 +1,4 @@
 import Type, { type Static } from 'typebox';
-import { defaultModelThreads } from '../models/model-threads.js';
 
 /**
  * Every setting rankd reads from the environment (or `.env`), with its default. Names follow the
@@ -107,12 +106,6 @@ export const ConfigSchema = Type.Object({
   EVENTS_FILE: Type.String({ default: './events.jsonl', minLength: 1 }),
   /** Redis holding the event stream, when not the main one (`REDIS_URL` / `REDIS_HOST`). */
   EVENTS_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  /**
-   * Threads that score one big batch of a GBDT model, the request's own included: its rows are
-   * split between them (see docs/models.md). 1 scores every batch on the request's thread.
-   * @defaultValue the number of cores, at most 4
-   */
-  MODEL_THREADS: Type.Integer({ default: defaultModelThreads(), minimum: 1, maximum: 64 }),
   /** pino log level. @defaultValue `info` */
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

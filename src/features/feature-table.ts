@@ -142,7 +142,7 @@ export class FeatureTable {
    * gives feature `name` of each of `identifiers`, in order, what {@link get} would give for
    * each. Each group's rows are looked up once per entity for all the names read from it, not
    * once per feature: a thousand candidates and a dozen features from four groups are four
-   * thousand look-ups instead of twelve thousand.
+   * thousand look-ups instead of twelve thousand (DR-010).
    */
   reader(identifiers: readonly Identifier[]): (name: string) => Array<FeatureValue | null> {
     const rowsByGroup = new Map<Group, ReadonlyArray<Row | undefined> | null>();

@@ -132,7 +132,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
 
   redis.connect();
   try {
-    await app.initialize({ log: server.log, modelThreads: config.MODEL_THREADS });
+    await app.initialize({ log: server.log });
   } catch (error) {
     await app.close();
     await events.close();

@@ -11,7 +11,7 @@ export type JsonBodyParser = (request: FastifyRequest, body: string, done: Parse
  * (secure-json-parse) runs two regular expressions over every body to find out; each can only
  * match where the text has the word itself or a `\u` escape spelling one of its letters. Three
  * `includes` answer "certainly not" for ordinary bodies several times faster; anything else still
- * goes through Fastify's parser, so what is refused does not change.
+ * goes through Fastify's parser, so what is refused does not change (DR-004).
  */
 function mayHidePrototypeKey(text: string): boolean {
   return text.includes('\\u') || text.includes('__proto__') || text.includes('constructor');

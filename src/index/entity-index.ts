@@ -165,10 +165,8 @@ export class EntityIndex {
 
   /**
    * Reads entities of any types (hydration): the parsed entity per identifier, in order,
-   * undefined where missing. One MGET however many: split into MGETs of 250 sent together, a
-   * 1000-entity read cost the server 25–30% more CPU per request and answered a little later
-   * (Redis runs the commands it reads together before writing any answer, so the first part came
-   * back no sooner; docs/benchmarks.md, "One MGET per level, and the parsing floor").
+   * undefined where missing. One MGET however many: Redis answers none of the commands it read
+   * together before running them all, so smaller MGETs overlapped nothing and cost CPU (DR-007).
    */
   async readMany(
     identifiers: ReadonlyArray<{ readonly type: EntityType; readonly id: string }>,

@@ -7,7 +7,7 @@ import { isWhitespace, numberEnd } from './upload-scanner.js';
  * The fast path of `POST /api/v1/entities/get`: the body `{"entity_type": ..., "entity_ids": [...]}`
  * read straight from its bytes. `JSON.parse` would do the same work but internalizes every short
  * string it makes (V8 dedupes them through its string table), and for a thousand ids that lookup
- * is the single largest cost of a get.
+ * is the single largest cost of a get (DR-002).
  *
  * Returns exactly the object `JSON.parse` would, for the bodies it accepts: both members once and
  * nothing else, a known type, at most `maxBatch` ids that the route's schema accepts as they are

@@ -5,7 +5,7 @@ import { MAX_ENTITY_ID_LENGTH } from './entity-index.js';
 /**
  * The upload fast path: one pass over the raw bytes of a `POST /api/v1/entities/upload` body that
  * finds each entity's bytes and id without building any JavaScript object, so that an entity can
- * be stored as the very bytes it was sent as.
+ * be stored as the very bytes it was sent as (DR-001).
  *
  * The slow path (`JSON.parse`, schema validation, `JSON.stringify` per entity) defines what is
  * stored and answered. The scanner only accepts bodies for which the bytes it would store are

@@ -26,7 +26,7 @@ export function featureMatrix(
   const matrix = out !== undefined && out.length >= size ? out : new Float64Array(size);
   // Column by column, each name resolved once, each entity identified once and its row in each
   // group found once: a thousand candidates × fifty features is fifty thousand reads, where
-  // per-read overhead dominates.
+  // per-read overhead dominates (DR-010).
   const read = currentContext().featureReader(entities);
   for (let col = 0; col < cols; col++) {
     const values = read(features[col] as string);
@@ -49,7 +49,7 @@ export function featureColumns<const N extends readonly string[]>(
   const read = currentContext().featureReader(entities);
   const rows = entities.length;
   // One backing store for all the columns: each typed array of its own would be an allocation
-  // outside V8's heap (anything over 64 bytes is), which the collector tracks one by one.
+  // outside V8's heap (anything over 64 bytes is), which the collector tracks one by one (DR-010).
   const all = new Float64Array(rows * features.length);
   return features.map((name, j) => {
     const values = read(name);

@@ -2,9 +2,7 @@ import type { EntityType } from '../entities/define-entity.js';
 import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
 import { parseGbdtModel } from './gbdt/load-gbdt.js';
-import { ParallelEnsemble } from './gbdt/parallel-ensemble.js';
 import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
-import { defaultModelThreads } from './model-threads.js';
 import { type Objective, objectiveOf } from './objective.js';
 
 /** How {@link gbdtModel} is configured. */
@@ -19,12 +17,6 @@ export interface GbdtModelOptions<E extends EntityType = EntityType> extends Fil
    * @defaultValue the model file's own objective (e.g. a sigmoid for `binary:logistic`)
    */
   objective?: Objective;
-  /**
-   * Threads that score one big batch, the request's own included: its rows are split between
-   * them (see docs/models.md). 1 never splits.
-   * @defaultValue the server's `MODEL_THREADS`; outside a server, the number of cores, at most 4
-   */
-  threads?: number;
 }
 
 /** Names that say nothing about the feature (XGBoost's `f3`, LightGBM's `Column_3`), never compared. */
@@ -79,32 +71,23 @@ export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelO
   const objective = options.objective;
   const transform =
     objective === undefined ? undefined : objectiveOf(objective, `gbdt model ${options.name}`);
-  const threads = options.threads;
-  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
-    throw new TypeError(`gbdt model ${options.name}: threads must be a whole number ≥ 1, got ${threads}`);
+  // A JavaScript app may still pass the removed option; say so rather than ignore it (DR-017).
+  if ((options as { threads?: unknown }).threads !== undefined) {
+    throw new TypeError(
+      `gbdt model ${options.name}: the \`threads\` option was removed; batches are scored on the request's thread`,
+    );
   }
-  return fileModel<ParallelEnsemble, E>(options, features, {
-    load(file, context) {
+  return fileModel<TreeEnsemble, E>(options, features, {
+    load(file) {
       const ensemble = parseGbdtModel(file.bytes.toString('utf8'), file.path);
       checkFeatures(ensemble, features);
-      // Threads start with the first batch big enough to split, once per loaded version.
-      return new ParallelEnsemble(ensemble, {
-        threads: threads ?? context.modelThreads ?? defaultModelThreads(),
-        onFailure: (reason) =>
-          context.log.warn(
-            `model ${options.name} version ${file.version}: ${reason}; ` +
-              'its batches are scored on the calling thread alone until it is reloaded',
-          ),
-      });
+      return ensemble;
     },
-    score(evaluator, entities) {
+    score(ensemble, entities) {
       const matrix = featureMatrix(entities, features);
       // `predict` applies the file's objective; a chosen one starts from the margins.
-      if (transform === undefined) return evaluator.predict(matrix, entities.length, features.length);
-      const margins = evaluator.predictMargin(matrix, entities.length, features.length);
-      return margins instanceof Promise ? margins.then(transform) : transform(margins);
+      if (transform === undefined) return ensemble.predict(matrix, entities.length, features.length);
+      return transform(ensemble.predictMargin(matrix, entities.length, features.length));
     },
-    // Once no request scores with a replaced (or closed) version: its threads stop.
-    release: (evaluator) => evaluator.close(),
   });
 }

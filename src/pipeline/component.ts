@@ -11,11 +11,6 @@ export interface ComponentLogger {
 /** What `initialize()` is given: the server's logger, so a component's warnings land in its log. */
 export interface ComponentContext {
   readonly log: ComponentLogger;
-  /**
-   * Threads a model may use to score one batch, the calling one included (`MODEL_THREADS`);
-   * without it (a component initialized outside a server) models use their own default.
-   */
-  readonly modelThreads?: number;
 }
 
 /**

@@ -2,8 +2,8 @@
  * The `event_data` of the ranking pipeline's own events as JSON text, written straight from the
  * values: a request records an event per candidate (MODEL, CANDIDATE) and per item of its page
  * (IMPRESSION), FEATURE events per candidate and feature when sampled, and building an object per
- * event only to serialise it took about 7% of the server's time with events on (docs/benchmarks.md,
- * `events`); recording a request's events this way costs about a quarter less. Each function
+ * event only to serialise it took about 7% of the server's time with events on; recording a
+ * request's events this way costs about a quarter less (DR-005). Each function
  * returns exactly what `JSON.stringify` makes of the object named in its doc comment, keys in that
  * order.
  * @module

@@ -10,7 +10,7 @@ export interface FeaturePlan {
   /**
    * The pipeline's first real-time groups, in declared order, as long as they read no stored
    * feature (their `requires` name none, nor a group after them): they need only the hydrated
-   * entities, so they run while the stored-feature read is still on its way.
+   * entities, so they run while the stored-feature read is still on its way (DR-016).
    */
   readonly realtimeBeforeStored: readonly RealtimeFeatures[];
   /** The rest of the real-time groups, in declared order: they run once the stored rows are in. */

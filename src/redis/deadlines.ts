@@ -10,14 +10,12 @@ interface Pending {
 
 /**
  * Fails operations that outlive a fixed time. One timer serves every operation in flight rather
- * than a timer (or an `AbortSignal.timeout`) each: on the request path that per-command timer was
- * a measurable share of a ranking request's CPU. Since every operation gets the same time,
+ * than a timer (or an `AbortSignal.timeout`) each, which made garbage per command (DR-008). Since every operation gets the same time,
  * operations expire in the order they started, so a sweep stops at the first one still in time.
  * An operation fails within `ms` plus one tick (an eighth of `ms`, at most 250 ms).
  *
- * The operations in flight are a linked list, not a `Set`: with a `Set` on the request path, a
- * fifth of what a ranking request allocated outlived the young generation (docs/benchmarks.md,
- * "Deadlines in a list, not a Set").
+ * The operations in flight are a linked list, not a `Set`: a `Set`'s entries kept every request
+ * alive long enough to be promoted out of the young generation (DR-009).
  */
 export class Deadlines {
   readonly #ms: number;

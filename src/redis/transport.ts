@@ -49,8 +49,7 @@ const MAX_RECONNECT_DELAY_MS = 2000;
  * node-redis's command options for rankd's clients: no per-command timeout. node-redis 6 gives
  * every command one (5 s unless told otherwise) that covers only its wait to be written, at the
  * cost of an `AbortSignal.timeout` per command, kept alive with its listener until it fires: a
- * timer and garbage for every command. With it, rank (a) served 1,854 requests/s, without it
- * 2,297 (docs/benchmarks.md). The connection's deadline (src/redis/deadlines.ts) fails every
+ * timer and garbage for every command (DR-008). The connection's deadline (src/redis/deadlines.ts) fails every
  * operation past REDIS_COMMAND_TIMEOUT_MS, written or not.
  */
 export const NO_COMMAND_TIMEOUT = { timeout: 0 } as const;

@@ -6,8 +6,7 @@ import type { PointerKernelLayout, PointerLayout } from './pointer-layout.js';
 /**
  * An ensemble's trees in the layout chosen for it, with what a kernel needs to know besides:
  * the type of its input rows (float32 for XGBoost's heap layout, doubles otherwise) and of its
- * sums (float32 for XGBoost, doubles for LightGBM). It is all typed arrays and plain values, so
- * it can be copied into shared memory and handed to worker threads (see {@link shareLayout}).
+ * sums (float32 for XGBoost, doubles for LightGBM).
  */
 export type FlatLayout =
   | { readonly kind: 'heap32'; readonly heap: HeapLayout<Float32Array>; readonly sum32: true }
@@ -24,13 +23,9 @@ export type KernelLayout =
   | { readonly kind: 'pointer'; readonly pointer: PointerKernelLayout; readonly sum32: boolean };
 
 /**
- * `layout` with the arrays read at every step copied into plain arrays (`Array.from`: small
- * integers and doubles, exactly the same values), for the thread that scores with it. Once any
- * ArrayBuffer of the process has been detached, V8 checks for a detached buffer on every
- * typed-array read in optimized code; plain arrays have no such check. Importing rankd's server
- * has that effect, and so does loading onnxruntime-node's binding. Measured on the issue's
- * workload (kernel only, p50): 7.1 → 5.7 ms per batch with the check on, 5.6 → 5.3 ms without it.
- * Inputs and sums stay typed arrays (shared with workers); the copies cost 8 bytes an element.
+ * `layout` with the arrays read at every step copied into plain arrays (`Array.from`: the same
+ * numbers), which V8 reads without the detached-buffer check it adds to typed-array reads once any
+ * buffer of the process was detached (as importing rankd's server does). DR-012.
  */
 export function kernelLayout(layout: FlatLayout): KernelLayout {
   switch (layout.kind) {
@@ -63,8 +58,7 @@ export type LayoutSums = Float32Array | Float64Array;
 
 /**
  * Adds every tree's leaf to `acc[row]` for `rows` rows of `width` derived columns in `input`.
- * Trees are added in order, so a row's sum is the same whichever thread computes it and however
- * a batch's rows are split between threads.
+ * Trees are added in order, as the libraries do: XGBoost's float32 sums depend on it.
  */
 export function addTrees(
   layout: KernelLayout,
@@ -73,7 +67,7 @@ export function addTrees(
   rows: number,
   acc: LayoutSums,
 ): void {
-  // The casts hold by construction: `inputArray` and `sumsArray` pick the types from `layout`.
+  // The casts hold by construction: `inputArray` and the caller's sums follow `layout`.
   switch (layout.kind) {
     case 'heap32':
       heapMargins32(layout.heap, input as Float32Array, width, rows, acc as Float32Array);
@@ -87,88 +81,7 @@ export function addTrees(
   }
 }
 
-/** A new input array for `length` values of `layout`, in `buffer` when given (e.g. a SharedArrayBuffer). */
-export function inputArray(layout: KernelLayout, length: number, buffer?: SharedArrayBuffer): LayoutInput {
-  if (layout.kind === 'heap32')
-    return buffer ? new Float32Array(buffer, 0, length) : new Float32Array(length);
-  return buffer ? new Float64Array(buffer, 0, length) : new Float64Array(length);
-}
-
-/** Bytes per value of {@link inputArray}. */
-export function inputBytes(layout: KernelLayout): number {
-  return layout.kind === 'heap32' ? 4 : 8;
-}
-
-/** A new sums array for `length` rows of `layout`, in `buffer` when given. */
-export function sumsArray(layout: KernelLayout, length: number, buffer?: SharedArrayBuffer): LayoutSums {
-  if (layout.sum32) return buffer ? new Float32Array(buffer, 0, length) : new Float32Array(length);
-  return buffer ? new Float64Array(buffer, 0, length) : new Float64Array(length);
-}
-
-/** Bytes per value of {@link sumsArray}. */
-export function sumsBytes(layout: KernelLayout): number {
-  return layout.sum32 ? 4 : 8;
-}
-
-type AnyTypedArray = Int32Array | Uint8Array | Uint32Array | Float32Array | Float64Array;
-
-/** A copy of `array` in a new SharedArrayBuffer, of the same type. */
-function shared<T extends AnyTypedArray>(array: T): T {
-  const Type = array.constructor as new (buffer: SharedArrayBuffer) => T;
-  const copy = new Type(new SharedArrayBuffer(array.byteLength));
-  copy.set(array);
-  return copy;
-}
-
-/**
- * `layout` with every array copied into its own SharedArrayBuffer: what is sent to worker threads
- * once per loaded model, so that each batch after that sends only its rows.
- */
-export function shareLayout(layout: FlatLayout): FlatLayout {
-  switch (layout.kind) {
-    case 'heap32':
-      return { ...layout, heap: shareHeap(layout.heap) };
-    case 'heap64':
-      return { ...layout, heap: shareHeap(layout.heap) };
-    case 'pointer': {
-      const p = layout.pointer;
-      return {
-        ...layout,
-        pointer: {
-          kind: 'pointer',
-          child: shared(p.child),
-          column: shared(p.column),
-          bound: shared(p.bound),
-          categorical: shared(p.categorical),
-          value: shared(p.value),
-          root: shared(p.root),
-          depth: shared(p.depth),
-          walk: shared(p.walk),
-          categoryFlags: shared(p.categoryFlags),
-          categoryStart: shared(p.categoryStart),
-          categoryWords: shared(p.categoryWords),
-        },
-      };
-    }
-  }
-}
-
-function shareHeap<B extends Float32Array | Float64Array>(heap: HeapLayout<B>): HeapLayout<B> {
-  return {
-    kind: 'heap',
-    column: shared(heap.column),
-    bound: shared(heap.bound),
-    base: shared(heap.base),
-    leafStart: shared(heap.leafStart),
-    depth: shared(heap.depth),
-    leafValue: shared(heap.leafValue),
-  };
-}
-
-/** Tree steps one row costs: the sum of the trees' depths (lockstep walks take all of them). */
-export function stepsPerRow(layout: KernelLayout): number {
-  const depth = layout.kind === 'pointer' ? layout.pointer.depth : layout.heap.depth;
-  let steps = 0;
-  for (let t = 0; t < depth.length; t++) steps += depth[t] as number;
-  return steps;
+/** A new input array for `length` values of `layout`: float32 for `heap32`, doubles otherwise. */
+export function inputArray(layout: FlatLayout | KernelLayout, length: number): LayoutInput {
+  return layout.kind === 'heap32' ? new Float32Array(length) : new Float64Array(length);
 }

@@ -11,12 +11,6 @@
 export { LIGHTGBM_OBJECTIVES, lightgbmSource, parseLightgbmText } from './lightgbm-text.js';
 export { detectGbdtFormat, type GbdtFormat, loadGbdtModel, parseGbdtModel } from './load-gbdt.js';
 export { GbdtModelError } from './model-error.js';
-export {
-  DEFAULT_MIN_PARALLEL_STEPS,
-  ParallelEnsemble,
-  type ParallelEnsembleOptions,
-  type ParallelStats,
-} from './parallel-ensemble.js';
 export { type LayoutChoice, TreeEnsemble, type TreeEnsembleOptions } from './tree-ensemble.js';
 export type {
   EnsembleSource,

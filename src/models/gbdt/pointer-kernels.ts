@@ -2,7 +2,7 @@
  * The hot loop of the pointer layout. Trees marked for lockstep are walked like the heap layout
  * (see heap-kernels.ts): eight rows at a time, a fixed `depth` steps, no branch — leaves point at
  * themselves, so rows that arrive early stay put. Trees with categorical splits, or too lopsided
- * for fixed steps to pay, are walked row by row until a leaf. Trees are summed in order.
+ * for fixed steps to pay, are walked row by row until a leaf. Trees are summed in order. DR-013, DR-014.
  */
 import type { PointerKernelLayout } from './pointer-layout.js';
 import { categorySlot } from './split-encoding.js';

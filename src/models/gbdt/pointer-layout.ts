@@ -64,8 +64,7 @@ export function buildPointerLayout(
   const value = new Float64Array(nodes);
   const root = new Int32Array(source.trees.length);
   const depth = Int32Array.from(shapes, (shape) => shape.depth);
-  // Lockstep costs `depth` steps per row; walking costs the row's own path plus branch misses.
-  // Measured on leaf-wise grown 31-leaf trees, lockstep stops paying past depth 1.75× the mean leaf depth.
+  // Lockstep costs `depth` steps per row, walking the row's own path plus branch misses (DR-013).
   const walk = Uint8Array.from(shapes, (shape, t) =>
     walkAll || (source.trees[t]?.categories?.size ?? 0) > 0 || shape.depth > 1.75 * shape.meanLeafDepth
       ? 1

@@ -40,7 +40,7 @@ const MAX_HEAP_GROWTH = 8;
  *
  * The evaluation is tree-major — each tree's nodes stay in cache while every row walks it — and
  * each split is a single `>=` against a derived input column (see `InputColumns`), so the walk has
- * no branch on missing values.
+ * no branch on missing values. Layouts and kernels: src/models/gbdt/README.md (DR-013, DR-014).
  */
 export class TreeEnsemble {
   readonly semantics: SplitSemantics;
@@ -56,9 +56,7 @@ export class TreeEnsemble {
   readonly layout: 'heap' | 'pointer';
   /** The smallest row width `predict` accepts: one past the highest feature a split reads. */
   readonly minColumns: number;
-  /** The trees in their flat layout: what the parallel evaluator shares with its threads. */
-  readonly flat: FlatLayout;
-  /** {@link flat} as this thread's kernels read it (see `kernelLayout`). */
+  /** The trees in their flat layout, as the kernels read them (see `kernelLayout`). */
   readonly kernel: KernelLayout;
   private readonly baseMargin: number;
   private readonly averageOutput: boolean;
@@ -99,18 +97,19 @@ export class TreeEnsemble {
       throw new Error(`the heap layout cannot hold trees deeper than ${MAX_HEAP_DEPTH}`);
     }
     this.layout = choice === 'heap' || (choice === 'auto' && !categorical && heapFits) ? 'heap' : 'pointer';
+    let flat: FlatLayout;
     if (this.layout === 'pointer') {
       const pointer = buildPointerLayout(source, shapes, this.columns, leafScale, choice === 'pointer-walk');
-      this.flat = { kind: 'pointer', pointer, sum32: xgboost };
+      flat = { kind: 'pointer', pointer, sum32: xgboost };
     } else if (xgboost) {
       const heap = buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float32Array(n));
-      this.flat = { kind: 'heap32', heap, sum32: true };
+      flat = { kind: 'heap32', heap, sum32: true };
     } else {
       const heap = buildHeapLayout(source, shapes, this.columns, leafScale, (n) => new Float64Array(n));
-      this.flat = { kind: 'heap64', heap, sum32: false };
+      flat = { kind: 'heap64', heap, sum32: false };
     }
-    this.kernel = kernelLayout(this.flat);
-    this.input = inputArray(this.flat, 0);
+    this.kernel = kernelLayout(flat);
+    this.input = inputArray(flat, 0);
     this.minColumns = this.columns.maxFeature + 1;
     if (this.minColumns > source.numFeatures) {
       throw new Error(
@@ -124,11 +123,6 @@ export class TreeEnsemble {
     return new TreeEnsemble(source, options);
   }
 
-  /** Derived input columns per row of the kernels' input (see {@link startBatch}). */
-  get inputWidth(): number {
-    return this.columns.width;
-  }
-
   /**
    * Raw scores (margins: base score plus the sum of leaves, before any sigmoid) of `rows` rows
    * of `cols` features each, row-major in `matrix`, NaN for missing. Writes into `out` when given.
@@ -138,54 +132,26 @@ export class TreeEnsemble {
     if (out && out.length < rows) throw new RangeError(`out has room for ${out.length} rows, not ${rows}`);
     const result = out ?? new Float64Array(rows);
     const width = this.columns.width;
-    if (this.input.length < rows * width) this.input = inputArray(this.flat, rows * width);
+    if (this.input.length < rows * width) this.input = inputArray(this.kernel, rows * width);
     // XGBoost sums in float32; a Float32Array accumulator rounds each addition the same way.
     let acc: LayoutSums = result;
-    if (this.flat.sum32) {
+    if (this.kernel.sum32) {
       if (this.sum32.length < rows) this.sum32 = new Float32Array(rows);
       acc = this.sum32;
     }
-    this.startBatch(matrix, rows, cols, this.input, acc);
-    addTrees(this.kernel, this.input, width, rows, acc);
-    this.finishBatch(acc, rows, result);
-    return result;
-  }
-
-  /**
-   * The first step of {@link predictMargin}, for evaluators that run the trees themselves (the
-   * parallel one): checks the batch, fills `input` (from `inputArray(flat, …)`, rows ×
-   * {@link inputWidth}) with the derived columns and `acc` (from `sumsArray(flat, …)`) with the
-   * base score. Then `addTrees(kernel, …)` over the rows, in any split, and {@link finishBatch}.
-   */
-  startBatch(matrix: Float64Array, rows: number, cols: number, input: LayoutInput, acc: LayoutSums): void {
-    this.checkBatch(matrix, rows, cols);
-    if (input.length < rows * this.columns.width || acc.length < rows) {
-      throw new RangeError(`the input or sums of ${rows} rows are too short`);
-    }
-    this.columns.fill(matrix, rows, cols, input);
-    this.startSums(acc, rows);
-  }
-
-  /** Sets `acc[0..rows)` to the base score, where {@link startBatch} starts every row's sum. */
-  startSums(acc: LayoutSums, rows: number): void {
+    this.columns.fill(matrix, rows, cols, this.input);
     acc.fill(this.baseMargin, 0, rows);
-  }
-
-  /** The last step of {@link predictMargin}: the sums of {@link startBatch}'s `acc` as margins in `out`. */
-  finishBatch(acc: LayoutSums, rows: number, out: Float64Array): void {
-    if (acc !== out) for (let i = 0; i < rows; i++) out[i] = acc[i] as number;
+    addTrees(this.kernel, this.input, width, rows, acc);
+    if (acc !== result) for (let i = 0; i < rows; i++) result[i] = acc[i] as number;
     if (this.averageOutput && this.numTrees > 0) {
-      for (let i = 0; i < rows; i++) out[i] = (out[i] as number) / this.numTrees;
+      for (let i = 0; i < rows; i++) result[i] = (result[i] as number) / this.numTrees;
     }
+    return result;
   }
 
   /** Predictions: margins through the objective's transform (e.g. sigmoid for binary:logistic). */
   predict(matrix: Float64Array, rows: number, cols: number, out?: Float64Array): Float64Array {
-    return this.transformMargins(this.predictMargin(matrix, rows, cols, out), rows);
-  }
-
-  /** Margins to predictions in place, as {@link predict} does; returns `margins`. */
-  transformMargins(margins: Float64Array, rows: number): Float64Array {
+    const margins = this.predictMargin(matrix, rows, cols, out);
     applyTransform(this.transform, margins, rows);
     if (this.semantics === 'xgboost' && this.transform.kind !== 'identity') {
       // XGBoost returns float32 predictions.
