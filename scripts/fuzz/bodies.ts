@@ -95,14 +95,17 @@ function numeric(value: Json | undefined): number | undefined {
 }
 
 const ENTITY_TYPES = ['product', 'user', 'query', 'brand', 'category', 'request'];
-const ID_FIELDS: Record<string, string> = {
-  product: 'product_id',
-  user: 'user_id',
-  query: 'query',
-  brand: 'brand_id',
-  category: 'category_id',
-  request: 'request_id',
-};
+// Maps, not object literals: a generated type or view name may be "constructor" or "__proto__".
+const ID_FIELDS = new Map<string, string>(
+  Object.entries({
+    product: 'product_id',
+    user: 'user_id',
+    query: 'query',
+    brand: 'brand_id',
+    category: 'category_id',
+    request: 'request_id',
+  }),
+);
 const entityType: fc.Arbitrary<Json> = mostly(
   fc.oneof({ arbitrary: fc.constant('product'), weight: 3 }, fc.constantFrom(...ENTITY_TYPES)),
   hostileValue,
@@ -154,7 +157,10 @@ const entitiesUpload: fc.Arbitrary<Json> = fc.oneof(
     fc.record({
       entity_type: fc.constant(type),
       entities: fc.array(
-        fc.record({ [typeof type === 'string' ? (ID_FIELDS[type] ?? 'id') : 'id']: id, extra: hostileValue }),
+        fc.record({
+          [typeof type === 'string' ? (ID_FIELDS.get(type) ?? 'id') : 'id']: id,
+          extra: hostileValue,
+        }),
         { maxLength: 5 },
       ),
     }),
@@ -169,12 +175,14 @@ const idsBody: fc.Arbitrary<Json> = fc.record({
   ),
 });
 
-const VIEWS: Record<string, readonly string[]> = {
-  product_stats: ['purchase_past_15_days', 'ctr_7d', 'views_7d', 'rating', 'embedding'],
-  product_sales: ['revenue_30d', 'units_30d', 'sales_rank_30d'],
-  user_profile: ['price_sensitivity', 'preferred_brand', 'embedding'],
-};
-const viewName: fc.Arbitrary<Json> = mostly(fc.constantFrom(...Object.keys(VIEWS)), hostileValue);
+const VIEWS = new Map<string, readonly string[]>(
+  Object.entries({
+    product_stats: ['purchase_past_15_days', 'ctr_7d', 'views_7d', 'rating', 'embedding'],
+    product_sales: ['revenue_30d', 'units_30d', 'sales_rank_30d'],
+    user_profile: ['price_sensitivity', 'preferred_brand', 'embedding'],
+  }),
+);
+const viewName: fc.Arbitrary<Json> = mostly(fc.constantFrom(...VIEWS.keys()), hostileValue);
 /** Features of the template's views declared as integers (the others are floats, vectors, a string). */
 const INTEGER_FEATURES = new Set(['purchase_past_15_days', 'views_7d', 'units_30d', 'sales_rank_30d']);
 /** A value for `feature` of its declared type mostly (vectors have 8 dimensions), else anything. */
@@ -202,7 +210,7 @@ const featureRow = (view: string): fc.Arbitrary<Json> =>
     {
       entity_id: mostly<Json>(id, fc.tuple(id, id)),
       event_timestamp: timestamp,
-      ...Object.fromEntries((VIEWS[view] ?? []).map((name) => [name, featureValue(name)])),
+      ...Object.fromEntries((VIEWS.get(view) ?? []).map((name) => [name, featureValue(name)])),
     },
     { requiredKeys: ['entity_id'] },
   );
@@ -216,7 +224,7 @@ const featuresUpload: fc.Arbitrary<Json> = viewName.chain((view) =>
 
 const featureNames = fc.array(
   fc.oneof(
-    fc.constantFrom(...Object.entries(VIEWS).flatMap(([view, names]) => names.map((n) => `${view}:${n}`))),
+    fc.constantFrom(...[...VIEWS].flatMap(([view, names]) => names.map((n) => `${view}:${n}`))),
     hostileString,
   ),
   { maxLength: 4 },
@@ -257,7 +265,7 @@ function rankingReject(body: Json): string | undefined {
 function uploadReject(body: Json): string | undefined {
   const type = field(body, 'entity_type');
   if (typeof type !== 'string' || field(body, 'entity_key') !== undefined) return undefined;
-  const idField = ID_FIELDS[type];
+  const idField = ID_FIELDS.get(type);
   if (idField === undefined) return undefined;
   return itemsOf(body, 'entities').some((e) => unpaired(field(e, idField))) ? SURROGATE_ID : undefined;
 }

@@ -3,7 +3,7 @@
  * first few requests in a form that can be sent again (curl, or printf into /dev/tcp for framing
  * cases), and the `--seed/--only` that regenerates each one exactly.
  */
-import type { FuzzCase } from './cases.js';
+import { type FuzzCase, GROUPS } from './cases.js';
 import { FAILURE_KINDS, type FailureKind } from './checks.js';
 import type { Failure, FuzzReport } from './run-fuzz.js';
 
@@ -55,10 +55,12 @@ function shellQuote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
-function describe(c: FuzzCase, seed: number, base: string): string[] {
+function describe(c: FuzzCase, report: FuzzReport, base: string): string[] {
+  // The groups shape the generator: the same index of another --routes is another request.
+  const routes = report.groups.length < GROUPS.length ? ` --routes ${report.groups.join(',')}` : '';
   return [
     `    #${c.index} ${c.route} — ${c.kind}${c.mustReject ? ` (must be refused: ${c.mustReject})` : ''}`,
-    `    regenerate: npm run fuzz -- --seed ${seed} --only ${c.index}`,
+    `    regenerate: npm run fuzz -- --seed ${report.seed}${routes} --only ${c.index}`,
     `    ${replayCommand(c, base)}`,
   ];
 }
@@ -83,17 +85,26 @@ export function reportLines(report: FuzzReport, base: string): string[] {
   if (report.stopped) {
     lines.push('');
     lines.push(`STOPPED: ${report.stopped.reason}.`);
-    const last = report.stopped.lastSent;
-    if (last) {
-      lines.push(`  the last request sent (#${last.index}), in full:`);
-      lines.push(...describe(last, report.seed, base));
+    const { culprit } = report.stopped;
+    if (culprit) {
+      lines.push(
+        `  sent alone to a fresh server, this request stops it answering again (#${culprit.index}), in full:`,
+      );
+      lines.push(...describe(culprit, report, base));
     }
-    const others = report.stopped.inFlight.filter((c) => c !== last);
+    const last = report.stopped.lastSent;
+    if (last && last !== culprit) {
+      lines.push(`  the last request sent (#${last.index}), in full:`);
+      lines.push(...describe(last, report, base));
+    }
+    const others = report.stopped.inFlight.filter((c) => c !== last && c !== culprit);
     if (others.length > 0) {
       lines.push(
-        `  also in flight when it stopped answering (the culprit is one of these ${others.length + 1}):`,
+        culprit
+          ? '  also in flight when it stopped answering:'
+          : `  also in flight when it stopped answering (the culprit is one of these ${others.length + 1}):`,
       );
-      for (const c of others) lines.push(...describe(c, report.seed, base));
+      for (const c of others) lines.push(...describe(c, report, base));
     }
   }
   const byKind = new Map<FailureKind, Failure[]>();
@@ -114,7 +125,7 @@ export function reportLines(report: FuzzReport, base: string): string[] {
     });
     for (const failure of examples.slice(0, EXAMPLES_PER_KIND)) {
       lines.push(`  ${failure.detail}`);
-      if (failure.request) lines.push(...describe(failure.request, report.seed, base));
+      if (failure.request) lines.push(...describe(failure.request, report, base));
     }
     const routes = [...new Set(failures.map((f) => f.request?.route).filter((r) => r !== undefined))];
     if (routes.length > 0) lines.push(`  on: ${routes.join(', ')}`);

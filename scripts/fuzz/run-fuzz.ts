@@ -47,8 +47,12 @@ export interface FuzzReport {
   statuses: Record<string, Record<string, number>>;
   /** Every failure, in the order found. */
   failures: Failure[];
-  /** Set when the server stopped answering: why, and the requests in flight then, oldest first. */
-  stopped?: { reason: string; inFlight: FuzzCase[]; lastSent: FuzzCase | undefined };
+  /**
+   * Set when the server stopped answering: why, the requests in flight then (oldest first), and
+   * `culprit`: the one that, sent alone to a fresh server, made it stop answering again (our own
+   * server only: it is restarted to find out).
+   */
+  stopped?: { reason: string; inFlight: FuzzCase[]; lastSent: FuzzCase | undefined; culprit?: FuzzCase };
   /** The target's last output lines when it failed (our own server only). */
   serverOutput: string;
   ok: boolean;
@@ -157,8 +161,13 @@ export async function runFuzz(target: Target, options: FuzzOptions): Promise<Fuz
 
   if (stopped === undefined && !(await stillAnswering()))
     stop('the server stopped answering /healthcheck after the run');
-  if (stopped !== undefined) failures.unshift({ kind: 'server-stopped', detail: stopped.reason });
-  for (const detail of await verifySentinels(target.base, target.redisUrl, sentinels, stopped === undefined))
+  let answering = stopped === undefined;
+  if (stopped !== undefined) {
+    failures.unshift({ kind: 'server-stopped', detail: stopped.reason });
+    if (target.restart !== undefined)
+      answering = await findCulprit(target, stopped, timeoutMs, healthTimeoutMs, log);
+  }
+  for (const detail of await verifySentinels(target.base, target.redisUrl, sentinels, answering))
     failures.push({ kind: 'sentinel', detail });
   const failedKinds = new Set<FailureKind>(failures.map((f) => f.kind));
   return {
@@ -172,4 +181,34 @@ export async function runFuzz(target: Target, options: FuzzOptions): Promise<Fuz
     serverOutput: failedKinds.size > 0 ? target.outputTail(40) : '',
     ok: failures.length === 0,
   };
+}
+
+/**
+ * Sends each request in flight when the server stopped answering alone to a fresh server, until
+ * one makes it stop answering again: that one is `stopped.culprit`. Resolves with whether the
+ * server answers at the end (a fresh one is started after the culprit).
+ */
+async function findCulprit(
+  target: Target,
+  stopped: NonNullable<FuzzReport['stopped']>,
+  timeoutMs: number,
+  healthTimeoutMs: number,
+  log: (line: string) => void,
+): Promise<boolean> {
+  const restart = async () => {
+    await target.restart?.();
+    return healthy(target.base, healthTimeoutMs);
+  };
+  log(`restarting the server to try the ${stopped.inFlight.length} requests in flight one by one`);
+  if (!(await restart())) return false;
+  for (const suspect of stopped.inFlight) {
+    const to = endpoint(target.port, 1);
+    const answer = await send(to, suspect, timeoutMs);
+    to.agent.destroy();
+    if (answer.kind === 'responses' || (await healthy(target.base, healthTimeoutMs))) continue;
+    stopped.culprit = suspect;
+    log(`#${suspect.index} alone stops the server answering; restarting it for the sentinel check`);
+    return restart();
+  }
+  return true;
 }

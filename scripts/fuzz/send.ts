@@ -127,9 +127,11 @@ function sendRaw(port: number, raw: NonNullable<FuzzCase['raw']>, timeoutMs: num
     );
     socket.on('connect', async () => {
       for (const [i, piece] of raw.pieces.entries()) {
-        if (i > 0) await new Promise((r) => setTimeout(r, raw.pauseMs));
-        if (done || socket.destroyed) return;
-        socket.write(piece);
+        if (i > 0 && raw.pauseMs > 0) await new Promise((r) => setTimeout(r, raw.pauseMs));
+        // An answer before the whole request is written (a 413 for a body too large): stop
+        // writing, or the server's close turns into EPIPE and the answer read so far is lost.
+        if (done || socket.destroyed || chunks.length > 0) return;
+        await new Promise<void>((r) => socket.write(piece, () => r()));
       }
     });
   });

@@ -24,6 +24,11 @@ export interface Target {
   outputTail(lines: number): string;
   /** Stops what we started (nothing for `--url`). */
   stop(): Promise<void>;
+  /**
+   * Our own server only: kills it and starts a fresh one on the same Redis (`base` and `port`
+   * change), so that the requests in flight when it stopped answering can be tried one by one.
+   */
+  restart?(): Promise<void>;
 }
 
 const APP = 'template/pipelines/main.ts';
@@ -49,24 +54,34 @@ export async function startOwnTarget(log: (line: string) => void): Promise<Targe
       cwd: ROOT,
       env: { ...process.env, ...env },
     });
-    service = await startCliService(APP, env, [], { cli: ['bin/rankd.js'], cwd: ROOT });
-    const started = service;
-    const port = Number(new URL(started.base).port);
-    log(`rankd run --app ${APP} on port ${port}`);
-    return {
-      base: started.base,
-      port,
+    const start = () => startCliService(APP, env, [], { cli: ['bin/rankd.js'], cwd: ROOT });
+    let current = await start();
+    service = current;
+    const kill = async () => {
+      if (current.child.exitCode === null && current.child.signalCode === null) {
+        current.child.kill('SIGKILL');
+        await current.exited;
+      }
+    };
+    const target: Target = {
+      base: current.base,
+      port: Number(new URL(current.base).port),
       ...(redis.clusterNodes === undefined ? { redisUrl: redis.url } : {}),
-      running: () => started.child.exitCode === null && started.child.signalCode === null,
-      outputTail: (lines) => started.output().split('\n').slice(-lines).join('\n'),
+      running: () => current.child.exitCode === null && current.child.signalCode === null,
+      outputTail: (lines) => current.output().split('\n').slice(-lines).join('\n'),
       async stop() {
-        if (started.child.exitCode === null && started.child.signalCode === null) {
-          started.child.kill('SIGKILL');
-          await started.exited;
-        }
+        await kill();
         await redis.stop();
       },
+      async restart() {
+        await kill();
+        current = await start();
+        target.base = current.base;
+        target.port = Number(new URL(current.base).port);
+      },
     };
+    log(`rankd run --app ${APP} on port ${target.port}`);
+    return target;
   } catch (error) {
     service?.child.kill('SIGKILL');
     await redis.stop();
