@@ -27,7 +27,7 @@ export const queryText: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   loneSurrogate,
-  fc.nat({ max: 20_000 }).map((n) => 'candle '.repeat(n)),
+  fc.nat({ max: 1000 }).map((n) => 'candle '.repeat(n)),
 );
 
 /** Strings of every kind: empty, long, unicode, control characters, prototype names, surrogates. */
@@ -149,8 +149,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 ) as fc.Arbitrary<Mutation>;
 
 function apply(body: Json, m: Mutation): Json {
-  const paths = pathsOf(body);
-  const path = paths[m.pick % paths.length] ?? [];
+  // Not the root: a body replaced whole is a 422 at the first check and exercises nothing else
+  // (whole bodies of every shape are the content cases' job).
+  const paths = pathsOf(body).slice(1);
+  const path = paths[m.pick % Math.max(1, paths.length)] ?? [];
   switch (m.op) {
     case 'replace':
       return updateAt(body, path, () => m.value);
