@@ -179,9 +179,10 @@ const contentCase: fc.Arbitrary<CaseSpec> = fc
     if (extra) headers.push(extra);
     const kind = `content: ${type === undefined ? 'no content type' : `type "${type}"`}, body ${body.split(':')[0]}${extra ? `, ${extra[0]}` : ''}`;
     if (body === 'too-large') {
-      // On a socket of its own, in 64 KB pieces: the server answers 413 and closes while the body
-      // is still being written, and the sender stops writing once an answer arrives (node:http
-      // would report EPIPE instead of the answer).
+      // On a socket of its own, and only the first 64 KB of the body after the headers: the
+      // Content-Length alone says it is too large, and the server answers 413 and closes. Writing
+      // more races that close: a write into a closed socket draws a reset, which makes the kernel
+      // drop the 413 unread (node:http reports EPIPE then, not the answer).
       const head = [
         `POST ${path} HTTP/1.1`,
         'Host: 127.0.0.1',
@@ -189,8 +190,7 @@ const contentCase: fc.Arbitrary<CaseSpec> = fc
         `Content-Length: ${data.length}`,
         'Connection: close',
       ];
-      const pieces: Buffer[] = [Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1')];
-      for (let at = 0; at < data.length; at += 65_536) pieces.push(data.subarray(at, at + 65_536));
+      const pieces = [Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), data.subarray(0, 65_536)];
       return {
         route: `POST ${path}`,
         kind,

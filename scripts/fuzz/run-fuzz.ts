@@ -166,6 +166,15 @@ export async function runFuzz(target: Target, options: FuzzOptions): Promise<Fuz
     failures.unshift({ kind: 'server-stopped', detail: stopped.reason });
     if (target.restart !== undefined)
       answering = await findCulprit(target, stopped, timeoutMs, healthTimeoutMs, log);
+    // With the culprit known, the others in flight timed out because of it: not failures of their own.
+    const { culprit, inFlight } = stopped;
+    if (culprit !== undefined) {
+      const bystanders = new Set(inFlight.filter((c) => c !== culprit));
+      const kept = failures.filter(
+        (f) => f.kind !== 'timeout' || f.request === undefined || !bystanders.has(f.request),
+      );
+      failures.splice(0, failures.length, ...kept);
+    }
   }
   for (const detail of await verifySentinels(target.base, target.redisUrl, sentinels, answering))
     failures.push({ kind: 'sentinel', detail });
