@@ -6,6 +6,11 @@
  * accepted invalid request, changed sentinel, hang, or a server that stops answering, printing the
  * failing requests so that they can be sent again. `--only N` sends request N of the seed's run
  * alone. test/fuzz.test.ts runs a short form of it. See AGENTS.md, "Fuzzing".
+ *
+ * Options: `--count` (10000), `--seed` (random, printed), `--routes` (groups of cases.ts GROUPS),
+ * `--only N`, `--url` + `--redis-url` (a running server on loopback, and its Redis for the
+ * byte-for-byte sentinel check), `--concurrency` (4), `--timeout` (10 s per request),
+ * `--max-seconds` (900: the run stops sending after that, whatever `--count` says).
  */
 import { parseArgs } from 'node:util';
 import { GROUPS, type Group } from './fuzz/cases.js';
