@@ -1,6 +1,7 @@
 import type { EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Model, Scores } from './define-model.js';
+import type { Explanation } from './explain/explanation.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -12,6 +13,8 @@ type MaybePromise<T> = T | Promise<T>;
 export interface ModelSnapshot {
   readonly version: string | undefined;
   score(entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
+  /** The model's `explain`, bound to the same version; absent when the model has none. */
+  explain?(entities: readonly object[], request: RankdRequest): MaybePromise<readonly Explanation[]>;
   done(): void;
 }
 
@@ -30,9 +33,12 @@ function hasSnapshots(model: object): model is SnapshotSource {
  */
 export function snapshotOf<E extends EntityType>(model: Model<E>): ModelSnapshot {
   if (hasSnapshots(model)) return model.snapshot();
+  type Batch = Parameters<Model<E>['score']>[0];
+  const explain = model.explain?.bind(model);
   return {
     version: model.version,
-    score: (entities, request) => model.score(entities as Parameters<Model<E>['score']>[0], request),
+    score: (entities, request) => model.score(entities as Batch, request),
+    ...(explain ? { explain: (entities, request) => explain(entities as Batch, request) } : {}),
     done: () => undefined,
   };
 }
