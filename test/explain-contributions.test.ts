@@ -372,6 +372,37 @@ describe('gbdtModel explanations', () => {
   });
 });
 
+describe('gbdtModel explanations of a LightGBM file', () => {
+  test('categorical.txt: margins add up, the score is the sigmoid of the margin', async () => {
+    const model = gbdtModel({
+      name: 'lgbm',
+      file: fixture('gbdt/lightgbm/categorical.txt'),
+      features: ['x:score', 'x:brand'],
+      watch: false,
+    });
+    await model.initialize();
+    const rows = [
+      { score: 0.3, brand: 3 },
+      { score: null, brand: 33 },
+      { score: -2, brand: null },
+      { score: 1e-36, brand: 2.9 },
+    ];
+    const { scores, explained } = await scoreAndExplain(model, rows);
+    await model.dispose();
+    explained.forEach((explanation, row) => {
+      assert.equal(explanation.available, true);
+      const contributions = explanation.contributions ?? {};
+      const sum =
+        (explanation.bias as number) + (contributions['x:score'] ?? 0) + (contributions['x:brand'] ?? 0);
+      assert.ok(Math.abs(sum - (explanation.margin as number)) <= 1e-12, `row ${row}`);
+      assert.equal(explanation.score, scores[row]);
+      assert.ok(
+        Math.abs((explanation.score as number) - 1 / (1 + Math.exp(-(explanation.margin as number)))) < 1e-12,
+      );
+    });
+  });
+});
+
 describe('chains: explained model by model', () => {
   test('each stage explained; a later stage reads the earlier score as its input; the chain is its last stage', async () => {
     const trees = gbdtModel({
