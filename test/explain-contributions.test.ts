@@ -419,6 +419,12 @@ describe('chains: explained model by model', () => {
     });
     const chain = chainModels({ name: 'ranking', models: [trees, blend] });
     await chain.initialize();
+    // Scoring's snapshots carry nothing for explanations; explanations take their own.
+    for (const model of [chain, trees, blend]) {
+      const taken = model.snapshot();
+      assert.equal(taken.explain, undefined);
+      taken.done();
+    }
     const { scores, explained } = await scoreAndExplain(chain, fixtureRows('depth6').slice(0, 12));
     await chain.dispose();
     explained.forEach((explanation, row) => {

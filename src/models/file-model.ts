@@ -206,7 +206,6 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     return {
       version: loaded.file.version,
       score: (entities, request) => this.#kind.score(loaded.evaluator, entities, request),
-      ...(this.#kind.explain ? { explain: this.#explainer(loaded, this.#kind.explain) } : {}),
       done: () => {
         if (done) return;
         done = true;
@@ -224,15 +223,23 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     }
   }
 
-  #explainer(loaded: Loaded<T>, explain: NonNullable<FileModelKind<T>['explain']>): ModelSnapshot['explain'] {
-    return (entities, request) => explain(loaded.evaluator, entities, request, loaded.file);
+  explainingSnapshot(): ModelSnapshot {
+    // Read in the same synchronous step as `snapshot()` takes it: the same loaded version.
+    const loaded = this.#current;
+    const snapshot = this.snapshot();
+    const explain = this.#kind.explain;
+    if (explain === undefined || loaded === undefined) return snapshot;
+    return {
+      ...snapshot,
+      explain: (entities, request) => explain(loaded.evaluator, entities, request, loaded.file),
+    };
   }
 
   async explain(
     entities: ReadonlyArray<EntityOf<E>>,
     request: RankdRequest,
   ): Promise<readonly Explanation[]> {
-    const snapshot = this.snapshot();
+    const snapshot = this.explainingSnapshot();
     try {
       return await explainWith(snapshot, this.features, entities, request);
     } finally {

@@ -14,7 +14,7 @@ import { currentContext, type RequestContext } from '../pipeline/request-context
 import type { Model, Scores } from './define-model.js';
 import { explainWith } from './explain/explain-model.js';
 import type { Explanation, StageExplanation } from './explain/explanation.js';
-import { type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
+import { explainingSnapshotOf, type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
 
 /** The one feature a chain records per model: its score; no score (null, NaN) reads as 0, as in the pipeline. */
 const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The model’s score' }) };
@@ -170,16 +170,22 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
     }
     return stages.map(chainExplanation);
   };
-  const snapshot = (): ModelSnapshot => {
-    // Every member is taken now, before the first one runs: one version each for the whole request.
-    const snapshots = models.map(snapshotOf);
+  const membersSnapshot = (snapshots: readonly ModelSnapshot[]): ModelSnapshot => ({
+    version: versionOf(snapshots, models),
+    score: (entities, request) => run(snapshots, entities, request),
+    done: () => {
+      for (const member of snapshots) member.done();
+    },
+  });
+  // Every member is taken now, before the first one runs: one version each for the whole request.
+  const snapshot = (): ModelSnapshot => membersSnapshot(models.map(snapshotOf));
+  // The same, with members' snapshots that can explain: for explanations only, so scoring's
+  // snapshots carry nothing for them.
+  const explainingSnapshot = (): ModelSnapshot => {
+    const snapshots = models.map(explainingSnapshotOf);
     return {
-      version: versionOf(snapshots, models),
-      score: (entities, request) => run(snapshots, entities, request),
+      ...membersSnapshot(snapshots),
       explain: (entities, request) => explainRun(snapshots, entities, request),
-      done: () => {
-        for (const member of snapshots) member.done();
-      },
     };
   };
 
@@ -194,6 +200,7 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
       return versionOf(models, models);
     },
     snapshot,
+    explainingSnapshot,
     initialize: (context?: ComponentContext) => initializeComponents(models, context),
     async dispose() {
       const failures = await disposeComponents(models);
@@ -208,7 +215,7 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
       }
     },
     async explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest) {
-      const taken = snapshot();
+      const taken = explainingSnapshot();
       try {
         return await explainWith(taken, features, entities, request);
       } finally {

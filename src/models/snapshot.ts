@@ -13,7 +13,10 @@ type MaybePromise<T> = T | Promise<T>;
 export interface ModelSnapshot {
   readonly version: string | undefined;
   score(entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
-  /** The model's `explain`, bound to the same version; absent when the model has none. */
+  /**
+   * The model's `explain`, bound to the same version: only on snapshots taken for explanations
+   * ({@link explainingSnapshotOf}); absent when the model has none.
+   */
   explain?(entities: readonly object[], request: RankdRequest): MaybePromise<readonly Explanation[]>;
   done(): void;
 }
@@ -21,6 +24,8 @@ export interface ModelSnapshot {
 /** A model that can hand out {@link ModelSnapshot}s (file models, chains). */
 export interface SnapshotSource {
   snapshot(): ModelSnapshot;
+  /** A snapshot with `explain` bound to the same version (see {@link explainingSnapshotOf}). */
+  explainingSnapshot?(): ModelSnapshot;
 }
 
 function hasSnapshots(model: object): model is SnapshotSource {
@@ -33,12 +38,25 @@ function hasSnapshots(model: object): model is SnapshotSource {
  */
 export function snapshotOf<E extends EntityType>(model: Model<E>): ModelSnapshot {
   if (hasSnapshots(model)) return model.snapshot();
-  type Batch = Parameters<Model<E>['score']>[0];
-  const explain = model.explain?.bind(model);
   return {
     version: model.version,
-    score: (entities, request) => model.score(entities as Batch, request),
-    ...(explain ? { explain: (entities, request) => explain(entities as Batch, request) } : {}),
+    score: (entities, request) => model.score(entities as Parameters<Model<E>['score']>[0], request),
     done: () => undefined,
+  };
+}
+
+/**
+ * A snapshot of any model whose `explain` (when the model has one) explains the same version:
+ * what explanations take. Scoring takes {@link snapshotOf}, whose snapshots carry nothing for
+ * explanations, so they cost scoring nothing.
+ */
+export function explainingSnapshotOf<E extends EntityType>(model: Model<E>): ModelSnapshot {
+  if (hasSnapshots(model)) return model.explainingSnapshot?.() ?? model.snapshot();
+  const snapshot = snapshotOf(model);
+  const explain = model.explain?.bind(model);
+  if (explain === undefined) return snapshot;
+  return {
+    ...snapshot,
+    explain: (entities, request) => explain(entities as Parameters<Model<E>['explain'] & {}>[0], request),
   };
 }
