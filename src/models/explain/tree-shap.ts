@@ -6,8 +6,9 @@
  * training recorded. The bias is the ensemble's expected margin; bias + Σ contributions is the
  * row's margin.
  *
- * Written for reading, not speed: explanations are asked for one request at a time, off the
- * scoring path. O(leaves × depth²) per tree and row.
+ * Written for reading: explanations are asked for one request at a time, off the scoring path;
+ * the one concession to speed is keeping the paths in typed arrays. O(leaves × depth²) per tree
+ * and row.
  */
 import type { EnsembleSource, SplitSemantics, TreeSource } from '../gbdt/tree-source.js';
 import { childFor } from './split-decision.js';
@@ -200,22 +201,23 @@ function depthOf(tree: TreeSource, node = 0): number {
 
 /**
  * Adds one tree's contributions for `row` to `phi` (one slot per input column), each leaf value
- * multiplied by `scale`. `cover` is the tree's per-node cover (see `TreeSource.cover`).
+ * multiplied by `scale`. `cover` is the tree's per-node cover (see `TreeSource.cover`); `path`
+ * has room for the tree's depth.
  */
-export function treeShap(
+function treeShap(
   semantics: SplitSemantics,
   tree: TreeSource,
   cover: ArrayLike<number>,
   row: ArrayLike<number>,
   phi: Float64Array,
-  scale = 1,
-  path = new PathBuffer(depthOf(tree)),
+  scale: number,
+  path: PathBuffer,
 ): void {
   recurse({ semantics, tree, cover, row, phi, scale, path }, 0, 0, 0, 1, 1, -1);
 }
 
 /** The tree's expected output: its leaves averaged with the training data's cover as weights. */
-export function expectedValue(tree: TreeSource, cover: ArrayLike<number>, node = 0): number {
+function expectedValue(tree: TreeSource, cover: ArrayLike<number>, node = 0): number {
   const left = tree.left[node] as number;
   if (left < 0) return tree.value[node] as number;
   const right = tree.right[node] as number;
@@ -280,7 +282,15 @@ export class TreeShapExplainer {
     const path = new PathBuffer(this.#depth);
     trees.forEach((tree, t) => {
       if ((tree.left[0] as number) < 0) return; // a single leaf: all of it is in the bias
-      treeShap(semantics, tree, tree.cover as ArrayLike<number>, row, values, this.#scales[t], path);
+      treeShap(
+        semantics,
+        tree,
+        tree.cover as ArrayLike<number>,
+        row,
+        values,
+        this.#scales[t] as number,
+        path,
+      );
     });
     return { bias: this.bias, values };
   }
