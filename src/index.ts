@@ -64,6 +64,8 @@ export { FeatureLookupError } from './features/feature-table.js';
 export { cosine, dot, embeddingSimilarity } from './features/similarity.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
+export { explainModel } from './models/explain/explain-model.js';
+export type { Explanation, StageExplanation } from './models/explain/explanation.js';
 export { featureColumns, featureMatrix } from './models/feature-matrix.js';
 export type { FileModel, FileModelOptions, ReloadResult } from './models/file-model.js';
 export { type GbdtModelOptions, gbdtModel } from './models/gbdt-model.js';

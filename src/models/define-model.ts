@@ -1,6 +1,7 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Component } from '../pipeline/component.js';
+import type { Explanation } from './explain/explanation.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -12,6 +13,12 @@ export interface Model<E extends EntityType = EntityType> extends Component {
   /** Recorded in MODEL events, so training data says which model scored. */
   readonly version?: string;
   score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<Scores>;
+  /**
+   * Optional: scores the batch as `score` does and says why, one {@link Explanation} per entity
+   * (inputs, and each input's contribution where the model can tell). Off the scoring path: only
+   * called when explanations are asked for. `explainModel` explains a model without one too.
+   */
+  explain?(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }
 
 /**

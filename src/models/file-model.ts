@@ -3,6 +3,8 @@ import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
 import { CONSOLE_LOGGER, type ComponentContext } from '../pipeline/component.js';
 import type { Model, Scores } from './define-model.js';
+import { explainWith } from './explain/explain-model.js';
+import type { Explanation } from './explain/explanation.js';
 import { type FileWatch, watchFile } from './file-watch.js';
 import { type ModelFile, modelPath, readFailure, readModelFile } from './model-file.js';
 import type { ModelSnapshot, SnapshotSource } from './snapshot.js';
@@ -34,6 +36,17 @@ export interface FileModelKind<T> {
    */
   load(file: ModelFile, context: ComponentContext): MaybePromise<T>;
   score(evaluator: T, entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
+  /**
+   * Scores and explains a batch (see `Model.explain`). `file` is the file `evaluator` was loaded
+   * from, for kinds that build what explanations need from it only when first asked. Without
+   * it, explanations give the inputs and scores only.
+   */
+  explain?(
+    evaluator: T,
+    entities: readonly object[],
+    request: RankdRequest,
+    file: ModelFile,
+  ): MaybePromise<readonly Explanation[]>;
   /** Frees an evaluator that a reload replaced, once the last request using it is done. */
   release?(evaluator: T): MaybePromise<void>;
 }
@@ -60,6 +73,8 @@ export interface FileModel<E extends EntityType = EntityType> extends Model<E>, 
   readonly version: string | undefined;
   /** The outcome of the latest reload (by watch or by the admin route). */
   readonly lastReload: ReloadResult | undefined;
+  /** Scores and explains a batch with the version serving (see `Model.explain`). */
+  explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): Promise<readonly Explanation[]>;
   /** Loads the file again and swaps it in if it loads; never rejects. */
   reload(): Promise<ReloadResult>;
   /** Loads the file (once; later calls return the same promise) and starts watching it. */
@@ -203,6 +218,30 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     const snapshot = this.snapshot();
     try {
       return await snapshot.score(entities, request);
+    } finally {
+      snapshot.done();
+    }
+  }
+
+  explainingSnapshot(): ModelSnapshot {
+    // Read in the same synchronous step as `snapshot()` takes it: the same loaded version.
+    const loaded = this.#current;
+    const snapshot = this.snapshot();
+    const explain = this.#kind.explain;
+    if (explain === undefined || loaded === undefined) return snapshot;
+    return {
+      ...snapshot,
+      explain: (entities, request) => explain(loaded.evaluator, entities, request, loaded.file),
+    };
+  }
+
+  async explain(
+    entities: ReadonlyArray<EntityOf<E>>,
+    request: RankdRequest,
+  ): Promise<readonly Explanation[]> {
+    const snapshot = this.explainingSnapshot();
+    try {
+      return await explainWith(snapshot, this.features, entities, request);
     } finally {
       snapshot.done();
     }

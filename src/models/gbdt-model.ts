@@ -1,7 +1,9 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { explainedRows, unexplainedRows } from './explain/explanation.js';
+import { TreeShapExplainer } from './explain/tree-shap.js';
 import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
-import { parseGbdtModel } from './gbdt/load-gbdt.js';
+import { parseGbdtModel, parseGbdtSource } from './gbdt/load-gbdt.js';
 import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
 import { type Objective, objectiveOf } from './objective.js';
 
@@ -59,7 +61,8 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
  * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text
  * model (`model.txt`), evaluated in TypeScript: one batch of candidates per call, missing values
  * (null, non-numbers) as NaN, following the library's own missing-value rules. Reloaded when the
- * file changes (see docs/models.md).
+ * file changes (see docs/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
+ * `pred_contribs`: the bias is the expected margin, bias + Σ contributions the row's margin.
  *
  * @example
  * ```ts
@@ -77,17 +80,40 @@ export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelO
       `gbdt model ${options.name}: the \`threads\` option was removed; batches are scored on the request's thread`,
     );
   }
+  const scoresOf = (ensemble: TreeEnsemble, matrix: Float64Array, rows: number) =>
+    // `predict` applies the file's objective; a chosen one starts from the margins.
+    transform === undefined
+      ? ensemble.predict(matrix, rows, features.length)
+      : transform(ensemble.predictMargin(matrix, rows, features.length));
+  // Made from the file when a loaded version is first explained, so a model never explained
+  // keeps no second copy of its trees; dropped with the version.
+  const explainers = new WeakMap<TreeEnsemble, TreeShapExplainer | { readonly unavailable: string }>();
   return fileModel<TreeEnsemble, E>(options, features, {
     load(file) {
       const ensemble = parseGbdtModel(file.bytes.toString('utf8'), file.path);
       checkFeatures(ensemble, features);
       return ensemble;
     },
-    score(ensemble, entities) {
+    score: (ensemble, entities) => scoresOf(ensemble, featureMatrix(entities, features), entities.length),
+    explain(ensemble, entities, _request, file) {
+      let explainer = explainers.get(ensemble);
+      if (explainer === undefined) {
+        explainer = TreeShapExplainer.fromSource(parseGbdtSource(file.bytes.toString('utf8'), file.path));
+        explainers.set(ensemble, explainer);
+      }
+      const rows = entities.length;
       const matrix = featureMatrix(entities, features);
-      // `predict` applies the file's objective; a chosen one starts from the margins.
-      if (transform === undefined) return ensemble.predict(matrix, entities.length, features.length);
-      return transform(ensemble.predictMargin(matrix, entities.length, features.length));
+      const scores = scoresOf(ensemble, matrix, rows);
+      if (!(explainer instanceof TreeShapExplainer))
+        return unexplainedRows(features, matrix, scores, explainer.unavailable);
+      const margins = ensemble.predictMargin(matrix, rows, features.length);
+      return explainedRows(
+        features,
+        matrix,
+        explainer.explain(matrix, rows, features.length),
+        margins,
+        scores,
+      );
     },
   });
 }

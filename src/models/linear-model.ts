@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { EntityType } from '../entities/define-entity.js';
 import { splitName } from '../features/feature-table.js';
+import { explainedRows } from './explain/explanation.js';
+import { linearContributions, marginOf } from './explain/linear-contributions.js';
 import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
 import { modelPath } from './model-file.js';
@@ -76,7 +78,8 @@ function featuresFromFile(name: string, path: string): string[] {
  * A linear (or, with `objective: 'sigmoid'`, logistic) model from a JSON file
  * `{"weights": {"group:feature": w, ...}, "bias": b}`: score = bias + Σ w × feature. A missing
  * feature value (null, not a number) counts as 0, as it would in a sparse training row; booleans
- * are 1 and 0. Reloaded when the file changes (see docs/models.md).
+ * are 1 and 0. Reloaded when the file changes (see docs/models.md). Explanations are exact:
+ * each feature contributes weight × value (0 when missing), the bias is the intercept.
  *
  * @example
  * ```ts
@@ -101,6 +104,16 @@ export function linearModel<E extends EntityType = EntityType>(options: LinearMo
         scores[row] = sum;
       }
       return transform(scores);
+    },
+    explain({ weights, bias }, entities) {
+      const cols = weights.length;
+      const matrix = featureMatrix(entities, features);
+      const rows = Array.from({ length: entities.length }, (_, row) =>
+        linearContributions(weights, bias, matrix.subarray(row * cols, (row + 1) * cols)),
+      );
+      // Summed in column order from the bias, as `score` sums: the margin is the score's, exactly.
+      const margins = Float64Array.from(rows, marginOf);
+      return explainedRows(features, matrix, rows, margins, transform(Float64Array.from(margins)));
     },
   });
 }

@@ -10,9 +10,11 @@ import {
   initializeComponents,
   type ProvidedFeatures,
 } from '../pipeline/component.js';
-import { currentContext } from '../pipeline/request-context.js';
+import { currentContext, type RequestContext } from '../pipeline/request-context.js';
 import type { Model, Scores } from './define-model.js';
-import { type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
+import { explainWith } from './explain/explain-model.js';
+import type { Explanation, StageExplanation } from './explain/explanation.js';
+import { explainingSnapshotOf, type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
 
 /** The one feature a chain records per model: its score; no score (null, NaN) reads as 0, as in the pipeline. */
 const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The model’s score' }) };
@@ -35,6 +37,8 @@ export interface ModelChain<E extends EntityType = EntityType> extends Model<E>,
   readonly provides: readonly ProvidedFeatures[];
   /** The members' versions, `name@version` joined with ` > `. */
   readonly version: string;
+  /** Explains each model in turn (see `Explanation.stages`); the chain's explanation is the last model's. */
+  explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): Promise<readonly Explanation[]>;
   initialize(context?: ComponentContext): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -77,6 +81,30 @@ function checkOrder(chain: string, models: readonly Model[]): void {
   });
 }
 
+/** Records a member's scores as the feature `<group>:score` of each entity, for the models after it. */
+function recordScores(
+  context: RequestContext,
+  type: string | undefined,
+  group: string,
+  entities: readonly object[],
+  scores: Scores,
+): void {
+  if (type === undefined) return;
+  context.features.declare(group, SCORE_FEATURES, [type]);
+  entities.forEach((entity, row) => {
+    const score = scores[row];
+    context.features.putComputed(group, context.identify(entity).id, undefined, {
+      score: typeof score === 'number' && Number.isFinite(score) ? score : null,
+    });
+  });
+}
+
+/** A chain's explanation of one entity: the last model's, with every model's as `stages`. */
+function chainExplanation(stages: readonly StageExplanation[]): Explanation {
+  const { model: _, ...last } = stages.at(-1) as StageExplanation;
+  return { ...last, stages };
+}
+
 function versionOf(
   parts: ReadonlyArray<{ readonly version?: string | undefined }>,
   models: readonly Model[],
@@ -113,28 +141,51 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
     let scores: Scores = [];
     for (const [i, snapshot] of snapshots.entries()) {
       scores = await snapshot.score(entities, request);
-      if (type === undefined) continue;
       // Recorded for the last model too: business logic may read it under the model's name.
-      const group = models[i]?.name as string;
-      context.features.declare(group, SCORE_FEATURES, [type]);
-      entities.forEach((entity, row) => {
-        const score = scores[row];
-        context.features.putComputed(group, context.identify(entity).id, undefined, {
-          score: typeof score === 'number' && Number.isFinite(score) ? score : null,
-        });
-      });
+      recordScores(context, type, models[i]?.name as string, entities, scores);
     }
     return scores;
   };
-  const snapshot = (): ModelSnapshot => {
-    // Every member is taken now, before the first one runs: one version each for the whole request.
-    const snapshots = models.map(snapshotOf);
+  // `run`, explaining each model in turn; each one's scores are recorded as `run` records them,
+  // so the models after it read the same inputs as when scoring.
+  const explainRun = async (
+    snapshots: readonly ModelSnapshot[],
+    entities: readonly object[],
+    request: RankdRequest,
+  ): Promise<Explanation[]> => {
+    const context = currentContext();
+    const type = entities[0] === undefined ? undefined : context.identify(entities[0]).type;
+    const stages = entities.map((): StageExplanation[] => []);
+    for (const [i, snapshot] of snapshots.entries()) {
+      const model = models[i] as Model;
+      const rows = await explainWith(snapshot, model.features ?? [], entities, request);
+      recordScores(
+        context,
+        type,
+        model.name,
+        entities,
+        rows.map((row) => row.score),
+      );
+      for (const [k, row] of rows.entries()) stages[k]?.push({ model: model.name, ...row });
+    }
+    return stages.map(chainExplanation);
+  };
+  const membersSnapshot = (snapshots: readonly ModelSnapshot[]): ModelSnapshot => ({
+    version: versionOf(snapshots, models),
+    score: (entities, request) => run(snapshots, entities, request),
+    done: () => {
+      for (const member of snapshots) member.done();
+    },
+  });
+  // Every member is taken now, before the first one runs: one version each for the whole request.
+  const snapshot = (): ModelSnapshot => membersSnapshot(models.map(snapshotOf));
+  // The same, with members' snapshots that can explain: for explanations only, so scoring's
+  // snapshots carry nothing for them.
+  const explainingSnapshot = (): ModelSnapshot => {
+    const snapshots = models.map(explainingSnapshotOf);
     return {
-      version: versionOf(snapshots, models),
-      score: (entities, request) => run(snapshots, entities, request),
-      done: () => {
-        for (const member of snapshots) member.done();
-      },
+      ...membersSnapshot(snapshots),
+      explain: (entities, request) => explainRun(snapshots, entities, request),
     };
   };
 
@@ -149,6 +200,7 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
       return versionOf(models, models);
     },
     snapshot,
+    explainingSnapshot,
     initialize: (context?: ComponentContext) => initializeComponents(models, context),
     async dispose() {
       const failures = await disposeComponents(models);
@@ -158,6 +210,14 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
       const taken = snapshot();
       try {
         return await taken.score(entities, request);
+      } finally {
+        taken.done();
+      }
+    },
+    async explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest) {
+      const taken = explainingSnapshot();
+      try {
+        return await explainWith(taken, features, entities, request);
       } finally {
         taken.done();
       }

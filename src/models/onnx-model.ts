@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { unexplainedRows } from './explain/explanation.js';
 import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
 import { loadOnnxRuntime, type OnnxRuntime, type OnnxSession } from './onnx-runtime.js';
@@ -12,6 +13,9 @@ export interface OnnxModelOptions<E extends EntityType = EntityType> extends Fil
   /** The output read as scores, one value per row. @defaultValue the model's first output */
   outputName?: string;
 }
+
+/** Why an ONNX model's explanations carry no contributions: the graph could compute anything. */
+const ONNX_NOT_EXPLAINED = 'an ONNX model is explained by its inputs only';
 
 /** A session with the names it is run with. */
 interface OnnxEvaluator {
@@ -54,7 +58,8 @@ async function run(
  * dependency; `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` installs it with no
  * network). A batch is one `[rows, features]` float32 tensor, missing values NaN. The file is
  * tried on one row when it loads, so a model with the wrong input width or output shape stops
- * the start, not a request. Reloaded when the file changes (see docs/models.md).
+ * the start, not a request. Reloaded when the file changes (see docs/models.md). Explanations give
+ * the inputs and scores; contributions are marked not available.
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {
   const features = [...options.features];
@@ -82,6 +87,12 @@ export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelO
       if (entities.length === 0) return [];
       const active = runtime as OnnxRuntime;
       return run(active, evaluator, featureMatrix(entities, features), entities.length, cols);
+    },
+    async explain(evaluator, entities) {
+      const matrix = featureMatrix(entities, features);
+      const active = runtime as OnnxRuntime;
+      const scores = entities.length === 0 ? [] : await run(active, evaluator, matrix, entities.length, cols);
+      return unexplainedRows(features, matrix, scores, ONNX_NOT_EXPLAINED);
     },
     release: (evaluator) => evaluator.session.release?.(),
   });

@@ -8,6 +8,7 @@ import {
   initializeComponents,
 } from '../pipeline/component.js';
 import type { Model, Scores } from './define-model.js';
+import { type Explanation, unexplainedRows } from './explain/explanation.js';
 import { featureMatrix } from './feature-matrix.js';
 import { postBatch } from './remote-batch.js';
 import { snapshotOf } from './snapshot.js';
@@ -63,10 +64,15 @@ export interface RemoteModel<E extends EntityType = EntityType> extends Model<E>
   readonly features: readonly string[];
   /** Counters since start; the object is live (read it, do not keep it as a snapshot). */
   readonly stats: Readonly<RemoteModelStats>;
+  /** Scores the batch and gives each entity's inputs; contributions are not available. */
+  explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): Promise<readonly Explanation[]>;
   /** Initializes the fallback model; a later call only changes where warnings go. */
   initialize(context?: ComponentContext): Promise<void>;
   dispose(): Promise<void>;
 }
+
+/** Why a remote model's explanations carry no contributions. */
+const REMOTE_NOT_EXPLAINED = 'a remote model is explained by its inputs only';
 
 function positiveInteger(value: number, option: string, owner: string): number {
   if (!Number.isInteger(value) || value < 1)
@@ -194,6 +200,11 @@ export function remoteModel<E extends EntityType = EntityType>(
         for (let i = 0; i < batch.length; i++) scores[b * batchSize + i] = batch[i];
       });
       return scores;
+    },
+    async explain(entities, request) {
+      // The endpoint says nothing about why; its inputs are what can be shown.
+      const scores = await this.score(entities, request);
+      return unexplainedRows(features, featureMatrix(entities, features), scores, REMOTE_NOT_EXPLAINED);
     },
   };
 }

@@ -170,7 +170,34 @@ function parseTree(section: Section): TreeSource {
       }
     });
   }
-  return { left, right, feature, threshold, value, missing, defaultLeft, categories };
+  const cover = splits > 0 ? coverOf(section, splits, leaves) : undefined;
+  return {
+    left,
+    right,
+    feature,
+    threshold,
+    value,
+    missing,
+    defaultLeft,
+    categories,
+    ...(cover ? { cover } : {}),
+  };
+}
+
+/**
+ * Each node's training-row count in the unified numbering (splits, then leaves), from
+ * `internal_count` and `leaf_count`: what LightGBM's own TreeSHAP weighs splits by. Undefined
+ * when they are absent or damaged: only explanations need them, so such a file still scores.
+ */
+function coverOf(section: Section, splits: number, leaves: number): Float64Array | undefined {
+  try {
+    const cover = new Float64Array(splits + leaves);
+    cover.set(section.numbers('internal_count', splits));
+    cover.set(section.numbers('leaf_count', leaves), splits);
+    return cover;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a LightGBM text model (`Booster.save_model("model.txt")`) into a source. */

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
-import { parseLightgbmText } from './lightgbm-text.js';
+import { parseLenientJson } from './json-fields.js';
+import { lightgbmSource, parseLightgbmText } from './lightgbm-text.js';
 import { GbdtModelError } from './model-error.js';
 import type { TreeEnsemble, TreeEnsembleOptions } from './tree-ensemble.js';
-import { parseXgboostJson } from './xgboost-json.js';
+import type { EnsembleSource } from './tree-source.js';
+import { parseXgboostJson, xgboostSource } from './xgboost-json.js';
 
 /** The formats {@link loadGbdtModel} recognises. */
 export type GbdtFormat = 'xgboost-json' | 'lightgbm-text';
@@ -34,6 +36,23 @@ export function parseGbdtModel(text: string, file = '<inline>', options?: TreeEn
               '(starting with "tree"); binary formats (XGBoost .ubj/.bin) are not read — save as JSON',
       );
   }
+}
+
+/**
+ * Parses a model's text into its trees as the file gives them (with node covers), not flattened:
+ * what explanations walk. Errors are {@link GbdtModelError}s naming `file`.
+ */
+export function parseGbdtSource(text: string, file = '<inline>'): EnsembleSource {
+  const format = detectGbdtFormat(text);
+  try {
+    if (format === 'xgboost-json') return xgboostSource(parseLenientJson(text));
+    if (format === 'lightgbm-text') return lightgbmSource(text);
+  } catch (error) {
+    throw new GbdtModelError(file, `not a usable ${format} model: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  throw new GbdtModelError(file, 'neither an XGBoost JSON model nor a LightGBM text model');
 }
 
 /**

@@ -33,6 +33,12 @@ export interface TreeSource {
   readonly defaultLeft: ArrayLike<number>;
   /** Categorical splits: node → bitset of the categories in the split's set (bit c of word c >> 5). */
   readonly categories?: ReadonlyMap<number, Uint32Array>;
+  /**
+   * Per node, how much training data reached it (XGBoost `sum_hessian`, LightGBM
+   * `internal_count`/`leaf_count`): what TreeSHAP weighs a split's two sides by. Absent when the
+   * file has none. Explanations read it; the flat scoring layouts never copy it.
+   */
+  readonly cover?: ArrayLike<number>;
 }
 
 /**

@@ -89,6 +89,8 @@ function parseTree(tree: JsonObject): TreeSource {
     });
   }
   const conditions = tree.numbers('split_conditions');
+  // Only for explanations (TreeSHAP); a file without it, or with a damaged one, still scores.
+  const cover = tree.has('sum_hessian') ? tree.numbers('sum_hessian') : undefined;
   return {
     left,
     right: tree.integers('right_children'),
@@ -99,6 +101,7 @@ function parseTree(tree: JsonObject): TreeSource {
     missing: new Uint8Array(left.length).fill(MissingRule.NAN_DEFAULT),
     defaultLeft: tree.numbers('default_left'),
     categories,
+    ...(cover?.length === left.length ? { cover } : {}),
   };
 }
 
