@@ -87,7 +87,8 @@ let monitor: RedisMonitor;
 
 before(async () => {
   redis = await startTestRedis();
-  server = await testServer(redis, { app });
+  // Events off: the sink's MEMORY USAGE of its stream would count as a keyspace hit here.
+  server = await testServer(redis, { app, env: { EVENTS_SINK: 'off' } });
   raw = await RawRedis.connect(redis);
   stats = new RedisStats(raw);
   monitor = await RedisMonitor.start(redis);
