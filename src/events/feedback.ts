@@ -1,8 +1,8 @@
 import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../app/define-app.js';
+import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 import { type FieldProblem, ValidationError } from '../errors/index.js';
-import { MAX_ENTITY_ID_LENGTH } from '../index/entity-index.js';
-import type { RankdEvent } from '../pipeline/events.js';
+import type { RankdEvent } from './recorder.js';
 
 /** The route feedback is posted to, recorded as its events' `api_source`. */
 export const FEEDBACK_ROUTE = '/api/v1/events/feedback';

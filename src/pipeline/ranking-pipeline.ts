@@ -1,18 +1,22 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
+import {
+  type BusinessLogicStep,
+  type ScoredCandidate,
+  sortByScore,
+} from '../business-logic/define-business-logic.js';
 import { QueryEntity } from '../entities/built-in.js';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
+import { businessLogicEventData, modelEventData, placementEventData } from '../fast-paths/event-json.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
-import { type BusinessLogicStep, type ScoredCandidate, sortByScore } from './business-logic.js';
+import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline } from './define-pipeline.js';
-import { businessLogicEventData, modelEventData, placementEventData } from './event-json.js';
-import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
-import type { RequestContext } from './request-context.js';
 import { PaginationFields, RankingResponseSchema, requestEntitySchema } from './request-schema.js';
 
 /** Most candidates in one ranking request unless the pipeline says otherwise. */

@@ -1,6 +1,6 @@
+import { featureEventData } from '../fast-paths/event-json.js';
 import type { FeatureValue } from '../features/feature-kind.js';
-import { featureEventData } from './event-json.js';
-import type { RequestContext } from './request-context.js';
+import type { RequestContext } from '../request/request-context.js';
 
 /**
  * Records FEATURE events: for each candidate, each feature the model declared, with the value it
