@@ -161,7 +161,14 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         id: idOf(idField, entity) ?? '',
         score: finiteOrZero(scores[i]),
       }));
-      if (events.wants('FEATURE')) recordFeatures(context, scored, entityType, used.features ?? []);
+      if (events.wants('FEATURE'))
+        recordFeatures(
+          context.events,
+          (entity, name) => context.getFeature(entity, name),
+          scored,
+          entityType,
+          used.features ?? [],
+        );
       if (events.wants('MODEL')) {
         const data = modelEventData(used.name, modelVersion, entityType);
         for (const c of scored) events.addJson('MODEL', data(c.id, c.score));

@@ -88,7 +88,13 @@ export function defineSingleEntityPipeline<E extends EntityType>(
       if (events.wants('FEATURE') || events.wants('MODEL')) {
         const scored = { entity, id: idOf(options.entity.idField, entity) ?? '' };
         if (events.wants('FEATURE'))
-          recordFeatures(context, [scored], options.entity.name, used.features ?? []);
+          recordFeatures(
+            context.events,
+            (entity, name) => context.getFeature(entity, name),
+            [scored],
+            options.entity.name,
+            used.features ?? [],
+          );
         events.addJson(
           'MODEL',
           modelEventData(used.name, modelVersion, options.entity.name)(scored.id, score),
