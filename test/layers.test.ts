@@ -38,6 +38,14 @@ function project(files: Record<string, string>): string {
   return dir;
 }
 const made: string[] = [];
+
+/** Asserts that the check fails on a project of `files` and names the broken rule as `expected`. */
+function assertRefused(files: Record<string, string>, expected: RegExp): void {
+  const { status, output } = checkLayers(project(files));
+  assert.notEqual(status, 0, output);
+  assert.match(output, expected);
+}
+
 after(() => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
@@ -50,33 +58,33 @@ describe('the layer check', () => {
   });
 
   test('fails when a lower layer imports a higher one (redis → http)', () => {
-    const dir = project({
-      'src/redis/connection.ts': "import { serve } from '../http/server.js';\nexport const c = serve;\n",
-      'src/http/server.ts': 'export const serve = 1;\n',
-    });
-    const { status, output } = checkLayers(dir);
-    assert.notEqual(status, 0, output);
-    assert.match(output, /layer-redis: src\/redis\/connection\.ts → src\/http\/server\.ts/);
+    assertRefused(
+      {
+        'src/redis/connection.ts': "import { serve } from '../http/server.js';\nexport const c = serve;\n",
+        'src/http/server.ts': 'export const serve = 1;\n',
+      },
+      /layer-redis: src\/redis\/connection\.ts → src\/http\/server\.ts/,
+    );
   });
 
   test('fails on files that import each other, even within one folder and for types only', () => {
-    const dir = project({
-      'src/models/a.ts': "import type { B } from './b.js';\nexport type A = B | 1;\n",
-      'src/models/b.ts': "import type { A } from './a.js';\nexport type B = { a?: A };\n",
-    });
-    const { status, output } = checkLayers(dir);
-    assert.notEqual(status, 0, output);
-    assert.match(output, /no-circular/);
+    assertRefused(
+      {
+        'src/models/a.ts': "import type { B } from './b.js';\nexport type A = B | 1;\n",
+        'src/models/b.ts': "import type { A } from './a.js';\nexport type B = { a?: A };\n",
+      },
+      /no-circular/,
+    );
   });
 
   test('fails on a folder the map does not place', () => {
-    const dir = project({
-      'src/helpers/util.ts': "import { x } from '../errors/x.js';\nexport const y = x;\n",
-      'src/errors/x.ts': 'export const x = 1;\n',
-    });
-    const { status, output } = checkLayers(dir);
-    assert.notEqual(status, 0, output);
-    assert.match(output, /unmapped-folder: src\/helpers\/util\.ts/);
+    assertRefused(
+      {
+        'src/helpers/util.ts': "import { x } from '../errors/x.js';\nexport const y = x;\n",
+        'src/errors/x.ts': 'export const x = 1;\n',
+      },
+      /unmapped-folder: src\/helpers\/util\.ts/,
+    );
   });
 
   test('allows imports downward and within a layer', () => {
