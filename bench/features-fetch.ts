@@ -39,8 +39,8 @@ const NAMES = VIEW_NAMES.flatMap((view) => FEATURE_NAMES.map((name) => `${view}:
 interface Rankd {
   api: typeof import('../src/index.js');
   features: typeof import('../src/pipeline/features-phase.js');
-  context: typeof import('../src/pipeline/request-context.js');
-  stores: typeof import('../src/redis/stores.js');
+  context: typeof import('../src/request/request-context.js');
+  stores: typeof import('../src/app/create-stores.js');
 }
 
 async function loadRankd(dir: string): Promise<Rankd> {

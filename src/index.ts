@@ -13,6 +13,11 @@ export {
   type RankdApp,
 } from './app/define-app.js';
 export {
+  type BusinessLogicStep,
+  defineBusinessLogic,
+  type ScoredCandidate,
+} from './business-logic/define-business-logic.js';
+export {
   type BoostOptions,
   boost,
   type DedupeOptions,
@@ -33,6 +38,7 @@ export * from './entities/index.js';
 export * from './errors/index.js';
 export type { EventSink, EventSinkStats } from './events/event-sink.js';
 export type { FeedbackInput } from './events/feedback.js';
+export { BUILT_IN_EVENT_TYPES, type RankdEvent } from './events/recorder.js';
 export type {
   AssignmentAttributes,
   ExperimentProvider,
@@ -60,8 +66,6 @@ export {
   type RealtimeFeatures,
 } from './features/define-realtime-features.js';
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
-export { FeatureLookupError } from './features/feature-table.js';
-export { cosine, dot, embeddingSimilarity } from './features/similarity.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
@@ -83,26 +87,25 @@ export type { LogStream } from './observability/logging.js';
 export type { EventCounts, RankdMetrics } from './observability/metrics.js';
 export { reportModelReload } from './observability/model-reloads.js';
 export type { SpanExporterLike } from './observability/tracing.js';
-export {
-  type BusinessLogicStep,
-  defineBusinessLogic,
-  type ScoredCandidate,
-} from './pipeline/business-logic.js';
-export type {
-  Component,
-  ComponentContext,
-  ComponentLogger,
-  ProvidedFeatures,
-} from './pipeline/component.js';
 export type { Pipeline } from './pipeline/define-pipeline.js';
-export { BUILT_IN_EVENT_TYPES, type RankdEvent } from './pipeline/events.js';
-export { logEvent } from './pipeline/log-event.js';
 export {
   DEFAULT_MAX_CANDIDATES,
   defineRankingPipeline,
   type RankingPipelineOptions,
 } from './pipeline/ranking-pipeline.js';
-export type { AssignedVariant } from './pipeline/request-context.js';
+export {
+  defineSingleEntityPipeline,
+  type SingleEntityPipelineOptions,
+} from './pipeline/single-entity-pipeline.js';
+export type {
+  Component,
+  ComponentContext,
+  ComponentLogger,
+  ProvidedFeatures,
+} from './request/component.js';
+export { FeatureLookupError } from './request/feature-table.js';
+export { logEvent } from './request/log-event.js';
+export type { AssignedVariant } from './request/request-context.js';
 export {
   currentContext,
   type EntityRef,
@@ -110,10 +113,7 @@ export {
   getFeatures,
   identifierOf,
   RequestContext,
-} from './pipeline/request-context.js';
-export {
-  defineSingleEntityPipeline,
-  type SingleEntityPipelineOptions,
-} from './pipeline/single-entity-pipeline.js';
-export type { PipelineStage, StageObserver } from './pipeline/stage-timing.js';
+} from './request/request-context.js';
+export { cosine, dot, embeddingSimilarity } from './request/similarity.js';
+export type { PipelineStage, StageObserver } from './request/stage-timing.js';
 export { VERSION } from './version.js';

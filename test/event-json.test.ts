@@ -9,13 +9,13 @@ import fc from 'fast-check';
 import { recordOf } from '../src/events/event-record.js';
 import { EventSink } from '../src/events/event-sink.js';
 import { NullEventWriter } from '../src/events/event-writer.js';
+import { EventPolicy, EventRecorder } from '../src/events/recorder.js';
 import {
   businessLogicEventData,
   featureEventData,
   modelEventData,
   placementEventData,
-} from '../src/pipeline/event-json.js';
-import { EventPolicy, EventRecorder } from '../src/pipeline/events.js';
+} from '../src/fast-paths/event-json.js';
 
 /** Any text: quotes, backslashes, control characters, any code unit (lone surrogates included). */
 const anyText = fc.string({ unit: 'binary' });

@@ -37,7 +37,7 @@ import { chainModels } from '../src/models/model-chain.js';
 import { onnxModel } from '../src/models/onnx-model.js';
 import { loadOnnxRuntime } from '../src/models/onnx-runtime.js';
 import { remoteModel } from '../src/models/remote-model.js';
-import { RequestContext, runInContext } from '../src/pipeline/request-context.js';
+import { RequestContext, runInContext } from '../src/request/request-context.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);
 const fixture = (path: string) => new URL(path, FIXTURES).pathname;

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FeatureLookupError, FeatureTable } from '../src/features/feature-table.js';
 import { Feature } from '../src/index.js';
-import { RequestContext } from '../src/pipeline/request-context.js';
+import { FeatureLookupError, FeatureTable } from '../src/request/feature-table.js';
+import { RequestContext } from '../src/request/request-context.js';
 
 const product = (id: string) => ({ type: 'product', id });
 const query = (id: string) => ({ type: 'query', id });

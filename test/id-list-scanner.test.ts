@@ -1,5 +1,5 @@
 /**
- * The get fast path (src/index/id-list-scanner.ts): `{"entity_type", "entity_ids"}` read from the
+ * The get fast path (src/fast-paths/id-list-scanner.ts): `{"entity_type", "entity_ids"}` read from the
  * bytes. For every body it either declines, or returns exactly what the slow path hands the route
  * handler: Fastify's parser, the route's schema, then the ids as strings (idsAsStrings). Seeded
  * generator of bodies (ID_FUZZ_RUNS, default 3000), explicit cases, and reads over HTTP.
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { defineApp } from '../src/app/define-app.js';
-import { scanIdList } from '../src/index/id-list-scanner.js';
+import { scanIdList } from '../src/fast-paths/id-list-scanner.js';
 import { type SeededRandom, seededRandom } from './helpers/body-scanning.js';
 import { idListPaths } from './helpers/scanner-paths.js';
 import { useTestServer } from './helpers/server.js';

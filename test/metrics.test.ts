@@ -15,7 +15,7 @@ import { Histogram, Registry } from 'prom-client';
 import { defineApp, defineRankingPipeline, linearModel } from '../src/index.js';
 import { FastHistogram } from '../src/observability/histogram.js';
 import { reportModelReload } from '../src/observability/model-reloads.js';
-import { PIPELINE_STAGES } from '../src/pipeline/stage-timing.js';
+import { PIPELINE_STAGES } from '../src/request/stage-timing.js';
 import { OBSERVED_PIPELINE, observedApp, observedProducts, rankingBody } from './helpers/observed-app.js';
 import { find, type PromSample, parsePrometheus, sampleValue } from './helpers/prometheus.js';
 import { TemplateProduct } from './helpers/ranking-app.js';

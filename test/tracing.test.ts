@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../src/http/build-server.js';
-import { PIPELINE_STAGES } from '../src/pipeline/stage-timing.js';
+import { PIPELINE_STAGES } from '../src/request/stage-timing.js';
 import { OBSERVED_PIPELINE, observedApp, observedProducts, rankingBody } from './helpers/observed-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testConfig } from './helpers/server.js';

@@ -1,5 +1,5 @@
 /**
- * The upload fast path (src/index/upload-scanner.ts): entities stored as the bytes they were sent
+ * The upload fast path (src/fast-paths/upload-scanner.ts): entities stored as the bytes they were sent
  * as. Its one promise: for every body it either declines, or stores exactly the bytes and answers
  * exactly the ids that the slow path (Fastify's JSON parser, the route's schema, EntityIndex.prepare
  * with JSON.stringify) would.
@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { defineApp } from '../src/app/define-app.js';
 import { defineEntity } from '../src/entities/define-entity.js';
-import { MAX_SCAN_DEPTH, type ScannedUpload, scanUpload } from '../src/index/upload-scanner.js';
+import { MAX_SCAN_DEPTH, type ScannedUpload, scanUpload } from '../src/fast-paths/upload-scanner.js';
 import { defineModel, defineRankingPipeline, ProductEntity, Type } from '../src/index.js';
 import { RedisKeys } from '../src/redis/keys.js';
 import { type SeededRandom, seededRandom } from './helpers/body-scanning.js';

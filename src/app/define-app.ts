@@ -5,9 +5,9 @@ import type { ExperimentProvider, ExperimentScope } from '../experiments/assign.
 import type { Experiment } from '../experiments/define-experiment.js';
 import { experimentsOf, withInnerComponents } from '../experiments/experiment-model.js';
 import type { FeatureView } from '../features/define-feature-view.js';
-import { type ComponentContext, disposeComponents, initializeComponents } from '../pipeline/component.js';
 import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
 import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
+import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
 
 /** What an app module declares. */
 export interface AppOptions {

@@ -1,5 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
-import { type BusinessLogicStep, defineBusinessLogic } from '../pipeline/business-logic.js';
+import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { type KeyBy, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 

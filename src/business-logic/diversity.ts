@@ -3,7 +3,7 @@ import {
   type BusinessLogicStep,
   defineBusinessLogic,
   type ScoredCandidate,
-} from '../pipeline/business-logic.js';
+} from './define-business-logic.js';
 import { fitScores, longestNonIncreasing } from './fit-scores.js';
 import { type KeyBy, keyReader } from './keys.js';
 import { pageLayout } from './page-layout.js';

@@ -1,6 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
-import { type BusinessLogicStep, defineBusinessLogic } from '../pipeline/business-logic.js';
+import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { componentOf, type StepOptions } from './step-options.js';
 
 /** How {@link filter} is configured. */

@@ -1,5 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
-import type { ScoredCandidate } from '../pipeline/business-logic.js';
+import type { ScoredCandidate } from './define-business-logic.js';
 
 /**
  * Gives a list already in its final order scores that never increase along it, so the pipeline's

@@ -1,5 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
-import type { ScoredCandidate } from '../pipeline/business-logic.js';
+import type { ScoredCandidate } from './define-business-logic.js';
 
 /** A value a candidate can be grouped or matched by. Compared as strings: `1` and `'1'` are the same key. */
 export type StepKey = string | number | boolean;

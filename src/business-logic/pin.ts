@@ -4,7 +4,7 @@ import {
   type BusinessLogicStep,
   defineBusinessLogic,
   type ScoredCandidate,
-} from '../pipeline/business-logic.js';
+} from './define-business-logic.js';
 import { fitScores } from './fit-scores.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 

@@ -1,5 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
-import { type ScoredCandidate, sortByScore } from '../pipeline/business-logic.js';
+import { type ScoredCandidate, sortByScore } from './define-business-logic.js';
 
 /** Options every ready-made step takes. */
 export interface StepOptions<E extends EntityType = EntityType> {

@@ -21,7 +21,7 @@ export async function runLoadSample(
   const [{ loadConfig, readEnvFiles }, { createStores }, { loadApp, resolveAppPath }, { loadSampleData }] =
     await Promise.all([
       import('../config/index.js'),
-      import('../redis/stores.js'),
+      import('../app/create-stores.js'),
       import('./load-app.js'),
       import('./load-sample-data.js'),
     ]);

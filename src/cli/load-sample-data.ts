@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { RankdApp } from '../app/define-app.js';
+import type { EntityIndex } from '../entity-index/entity-index.js';
 import type { FeatureStore } from '../features/feature-store.js';
-import type { EntityIndex } from '../index/entity-index.js';
 import { CliError } from './cli-error.js';
 import { openInput } from './load/input.js';
 import { readJsonLines } from './load/jsonl.js';

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
 import { type Config, redisUrlOf } from '../config/index.js';
 import { RedisOutOfMemoryError } from '../errors/index.js';
-import { EventPolicy } from '../pipeline/events.js';
 import { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import { EventSink } from './event-sink.js';
 import { type EventWriter, FileEventWriter, NullEventWriter, RedisStreamWriter } from './event-writer.js';
+import { EventPolicy } from './recorder.js';
 
 /** Where a sink reports trouble; the server passes its logger. */
 export interface SinkLog {

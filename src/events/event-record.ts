@@ -1,9 +1,4 @@
-import {
-  type RankdEvent,
-  type RecordedEvent,
-  type RequestEvents,
-  recordedEventOf,
-} from '../pipeline/events.js';
+import { type RankdEvent, type RecordedEvent, type RequestEvents, recordedEventOf } from './recorder.js';
 
 /**
  * One stream entry (one line of the event file): the events of one request, which share their

@@ -1,7 +1,7 @@
 import { RedisOutOfMemoryError } from '../errors/index.js';
-import type { EventPolicy, RankdEvent, RequestEvents } from '../pipeline/events.js';
 import { type EventRecord, recordOf, recordsOf } from './event-record.js';
 import type { EventWriter } from './event-writer.js';
+import type { EventPolicy, RankdEvent, RequestEvents } from './recorder.js';
 
 /** What a sink did since it started; `written + dropped + pending` is every event it was given. */
 export interface EventSinkStats {

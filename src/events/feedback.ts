@@ -1,8 +1,7 @@
 import Type, { type Static } from 'typebox';
-import type { RankdApp } from '../app/define-app.js';
+import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 import { type FieldProblem, ValidationError } from '../errors/index.js';
-import { MAX_ENTITY_ID_LENGTH } from '../index/entity-index.js';
-import type { RankdEvent } from '../pipeline/events.js';
+import type { RankdEvent } from './recorder.js';
 
 /** The route feedback is posted to, recorded as its events' `api_source`. */
 export const FEEDBACK_ROUTE = '/api/v1/events/feedback';
@@ -11,7 +10,7 @@ export const FEEDBACK_ROUTE = '/api/v1/events/feedback';
 export const FEEDBACK_GRADES: Readonly<Record<string, number>> = { click: 1, add_to_cart: 2, purchase: 3 };
 
 /** The body of `POST /api/v1/events/feedback`. */
-export function feedbackBodySchema(app: RankdApp, maxBatch: number) {
+export function feedbackBodySchema(entityTypes: readonly string[], maxBatch: number) {
   const item = Type.Object(
     {
       request_id: Type.String({
@@ -23,7 +22,7 @@ export function feedbackBodySchema(app: RankdApp, maxBatch: number) {
         description: 'The entity the user reacted to (a number is read as its decimal string)',
       }),
       entity_type: Type.Optional(
-        Type.Enum([...app.entityTypes.keys()], { description: 'Its entity type; default `product`' }),
+        Type.Enum([...entityTypes], { description: 'Its entity type; default `product`' }),
       ),
       feedback_type: Type.String({
         pattern: '^[a-z][a-z0-9_]{0,63}$',

@@ -1,4 +1,4 @@
-import type { AssignedVariant, RequestContext } from '../pipeline/request-context.js';
+import type { AssignedVariant, RequestContext } from '../request/request-context.js';
 import { bucketOf, type Experiment, type Variant } from './define-experiment.js';
 
 type MaybePromise<T> = T | Promise<T>;

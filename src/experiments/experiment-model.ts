@@ -1,6 +1,6 @@
 import type { EntityType } from '../entities/define-entity.js';
 import type { Model } from '../models/define-model.js';
-import type { Component } from '../pipeline/component.js';
+import type { Component } from '../request/component.js';
 import type { Experiment } from './define-experiment.js';
 import { getExperimentVariant } from './get-variant.js';
 

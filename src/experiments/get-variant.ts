@@ -1,4 +1,4 @@
-import { type AssignedVariant, currentContext } from '../pipeline/request-context.js';
+import { type AssignedVariant, currentContext } from '../request/request-context.js';
 import type { Experiment, VariantParams } from './define-experiment.js';
 
 /** An experiment that is not in scope of the pipeline: an app bug, reported with what to change. */

@@ -1,5 +1,5 @@
+import { entityIdOf } from '../entity-index/entity-index.js';
 import { type ErrorLocation, type FieldProblem, ValidationError } from '../errors/index.js';
-import { entityIdOf } from '../index/entity-index.js';
 import type { FeatureView } from './define-feature-view.js';
 import { featureSpecOf, featureValueProblem } from './feature-kind.js';
 

@@ -1,10 +1,10 @@
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
 import { createEventSink } from '../events/create-sink.js';
-import { installHttpMetrics } from '../observability/http-metrics.js';
 import {
   installRequestIdHeader,
   type LogStream,
@@ -13,10 +13,10 @@ import {
 } from '../observability/logging.js';
 import { RankdMetrics } from '../observability/metrics.js';
 import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
-import { createStores } from '../redis/stores.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
 import { installErrorHandling } from './error-handler.js';
+import { installHttpMetrics } from './http-metrics.js';
 import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';

@@ -1,12 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import type { Config } from '../config/index.js';
+import type { EntityIndex } from '../entity-index/entity-index.js';
 import type { EventSink } from '../events/event-sink.js';
 import type { FeatureStore } from '../features/feature-store.js';
-import type { EntityIndex } from '../index/entity-index.js';
 import type { RankdMetrics } from '../observability/metrics.js';
-import type { StageObserver } from '../pipeline/stage-timing.js';
 import type { RedisConnection } from '../redis/connection.js';
+import type { StageObserver } from '../request/stage-timing.js';
 
 /** What route handlers work with: built once per server by `buildServer`. */
 export interface Services {

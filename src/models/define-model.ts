@@ -1,12 +1,12 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
-import type { Component } from '../pipeline/component.js';
+import type { Component } from '../request/component.js';
 import type { Explanation } from './explain/explanation.js';
+import type { Scores } from './scores.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** A score per entity, by position; null, undefined or a non-finite number counts as no score (0). */
-export type Scores = ArrayLike<number | null | undefined>;
+export type { Scores } from './scores.js';
 
 /** A model: scores a batch of entities. Reads features with `getFeature`. */
 export interface Model<E extends EntityType = EntityType> extends Component {

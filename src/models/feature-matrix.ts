@@ -1,5 +1,5 @@
 import type { FeatureValue } from '../features/feature-kind.js';
-import { currentContext } from '../pipeline/request-context.js';
+import { currentContext } from '../request/request-context.js';
 
 /** The number a model sees for a feature value: booleans are 1/0; anything not a finite number is missing (NaN). */
 export function numericValue(value: FeatureValue | null | undefined): number {

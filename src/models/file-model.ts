@@ -1,7 +1,7 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
-import { CONSOLE_LOGGER, type ComponentContext } from '../pipeline/component.js';
+import { CONSOLE_LOGGER, type ComponentContext } from '../request/component.js';
 import type { Model, Scores } from './define-model.js';
 import { explainWith } from './explain/explain-model.js';
 import type { Explanation } from './explain/explanation.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { EntityType } from '../entities/define-entity.js';
-import { splitName } from '../features/feature-table.js';
+import { splitName } from '../request/feature-table.js';
 import { explainedRows } from './explain/explanation.js';
 import { linearContributions, marginOf } from './explain/linear-contributions.js';
 import { featureMatrix } from './feature-matrix.js';

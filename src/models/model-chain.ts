@@ -1,7 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { Feature } from '../features/feature-kind.js';
-import { splitName } from '../features/feature-table.js';
 import {
   allComponents,
   type Component,
@@ -9,8 +8,9 @@ import {
   disposeComponents,
   initializeComponents,
   type ProvidedFeatures,
-} from '../pipeline/component.js';
-import { currentContext, type RequestContext } from '../pipeline/request-context.js';
+} from '../request/component.js';
+import { splitName } from '../request/feature-table.js';
+import { currentContext, type RequestContext } from '../request/request-context.js';
 import type { Model, Scores } from './define-model.js';
 import { explainWith } from './explain/explain-model.js';
 import type { Explanation, StageExplanation } from './explain/explanation.js';

@@ -6,7 +6,7 @@ import {
   type ComponentLogger,
   disposeComponents,
   initializeComponents,
-} from '../pipeline/component.js';
+} from '../request/component.js';
 import type { Model, Scores } from './define-model.js';
 import { type Explanation, unexplainedRows } from './explain/explanation.js';
 import { featureMatrix } from './feature-matrix.js';

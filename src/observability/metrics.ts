@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { DROP_REASONS } from '../events/event-sink.js';
-import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../pipeline/stage-timing.js';
 import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
+import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../request/stage-timing.js';
 import { CountOfHistogram, FastHistogram, type HistogramSeries } from './histogram.js';
 import { onModelReload } from './model-reloads.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config/index.js';
 import { ConfigError } from '../errors/index.js';
-import type { StageObserver } from '../pipeline/stage-timing.js';
+import type { StageObserver } from '../request/stage-timing.js';
 import { VERSION } from '../version.js';
 
 // Types only: erased at build time, so nothing of OpenTelemetry loads while tracing is off.

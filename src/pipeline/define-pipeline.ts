@@ -1,10 +1,10 @@
 import type { TSchema } from 'typebox';
 import type { Experiment } from '../experiments/define-experiment.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
-import type { Component } from './component.js';
+import type { Component } from '../request/component.js';
+import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 import type { EntitySlot } from './hydrate.js';
-import type { RequestContext } from './request-context.js';
 
 /** What every pipeline kind provides to the server, which runs the shared warm-up (hydration, features) first. */
 export interface Pipeline {

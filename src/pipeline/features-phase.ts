@@ -2,8 +2,8 @@ import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { FeatureStore, RowRequest } from '../features/feature-store.js';
+import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
-import type { RequestContext } from './request-context.js';
 
 /**
  * Row keys of `view` for the given ids by entity type (each id, or every pair for a pair view).

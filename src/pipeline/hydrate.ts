@@ -1,7 +1,7 @@
 import type { EntityReference, EntityType } from '../entities/define-entity.js';
 import { idOf, referencedType } from '../entities/identifier.js';
-import type { EntityData, EntityIndex } from '../index/entity-index.js';
-import type { RequestContext } from './request-context.js';
+import type { EntityData, EntityIndex } from '../entity-index/entity-index.js';
+import type { RequestContext } from '../request/request-context.js';
 
 /** What holds a request object: the array or the object it is an element or field of. */
 type Holder = Record<string | number, unknown> | unknown[];

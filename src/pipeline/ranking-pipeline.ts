@@ -1,18 +1,22 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
+import type { BusinessLogicStep } from '../business-logic/define-business-logic.js';
 import { QueryEntity } from '../entities/built-in.js';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
-import { idOf } from '../entities/identifier.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
-import { type BusinessLogicStep, type ScoredCandidate, sortByScore } from './business-logic.js';
+import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline } from './define-pipeline.js';
-import { businessLogicEventData, modelEventData, placementEventData } from './event-json.js';
-import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
-import type { RequestContext } from './request-context.js';
+import {
+  applyBusinessLogic,
+  rankingResponse,
+  recordScores,
+  scoreCandidates,
+  takePage,
+} from './ranking-stages.js';
 import { PaginationFields, RankingResponseSchema, requestEntitySchema } from './request-schema.js';
 
 /** Most candidates in one ranking request unless the pipeline says otherwise. */
@@ -60,24 +64,6 @@ function paginationOf(request: RankingRequest): Pagination {
       request.candidate_page_size ?? Math.max(request.candidates.length, request.user_page_size ?? 10),
     candidate_page: request.candidate_page ?? 0,
   };
-}
-
-/**
- * `candidates` with every score a finite number (0 otherwise). Only candidates that need it are
- * copied (a step may hand back objects it does not own): copying all of them after every step
- * was a tenth of a 1000-candidate request's garbage.
- */
-function withFiniteScores<T extends { score: number }>(candidates: T[]): T[] {
-  for (let i = 0; i < candidates.length; i++) {
-    const c = candidates[i] as T;
-    // NaN !== NaN too, so every score that is not a finite number is replaced.
-    if (finiteOrZero(c.score) !== c.score) candidates[i] = { ...c, score: 0 };
-  }
-  return candidates;
-}
-
-function finiteOrZero(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
 
 /**
@@ -142,56 +128,26 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
-      const events = context.events;
-      const candidates = request.candidates as Array<EntityOf<E>>;
+      const pagination = paginationOf(request);
       // An experiment's model names the variant's model, so events say which one scored.
       const used = selectedModel(model);
       // Read before scoring, in the same synchronous step: a file model takes its loaded file at
       // the start of score(), so a hot reload cannot slip in between and mislabel the events.
       const modelVersion = used.version ?? null;
       let clock = performance.now();
-      const scores = await model.score(candidates, request);
+      let scored = await scoreCandidates(model, request.candidates as Array<EntityOf<E>>, request, idField);
       clock = context.stageEnded('model', clock);
-      let scored: Array<ScoredCandidate<E>> = candidates.map((entity, i) => ({
-        entity,
-        id: idOf(idField, entity) ?? '',
-        score: finiteOrZero(scores[i]),
-      }));
-      if (events.wants('FEATURE')) recordFeatures(context, scored, entityType, used.features ?? []);
-      if (events.wants('MODEL')) {
-        const data = modelEventData(used.name, modelVersion, entityType);
-        for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
-      }
-      sortByScore(scored);
-      const logChanges = events.wants('BUSINESS_LOGIC');
-      for (const [order, step] of steps.entries()) {
-        const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
-        scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
-        if (before) {
-          const data = businessLogicEventData(entityType, order, step.name);
-          for (const c of scored) {
-            const old = before.get(c.entity);
-            if (old !== undefined && old !== c.score)
-              events.addJson('BUSINESS_LOGIC', data(c.id, old, c.score));
-          }
-        }
-      }
+      recordScores(
+        context,
+        { name: used.name, version: modelVersion, features: used.features ?? [] },
+        scored,
+        entityType,
+      );
+      scored = await applyBusinessLogic(context, steps, scored, request, entityType);
       clock = context.stageEnded('business_logic', clock);
-      const [start] = pageSlice(request.candidates.length, paginationOf(request));
-      const page = scored.slice(start, start + paginationOf(request).user_page_size);
-      if (events.wants('CANDIDATE')) {
-        const data = placementEventData('candidate', entityType);
-        for (const [order, c] of scored.entries()) events.addJson('CANDIDATE', data(c.id, c.score, order));
-      }
-      if (events.wants('IMPRESSION')) {
-        const data = placementEventData('impression', entityType);
-        for (const [order, c] of page.entries()) events.addJson('IMPRESSION', data(c.id, c.score, order));
-      }
-      const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
+      const page = takePage(context, scored, pagination, request.candidates.length, entityType);
       context.stageEnded('paginate', clock);
-      return events.respond
-        ? { ranked_candidates: ranked, events: events.events }
-        : { ranked_candidates: ranked };
+      return rankingResponse(context, page);
     },
   };
 }

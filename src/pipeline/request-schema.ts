@@ -1,6 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import type { EntityType } from '../entities/define-entity.js';
-import { MAX_ENTITY_ID_LENGTH } from '../index/entity-index.js';
+import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 
 /**
  * The schema of an entity inside a request: its id field is required, its declared fields are

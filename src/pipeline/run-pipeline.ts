@@ -1,13 +1,13 @@
+import type { EntityIndex } from '../entity-index/entity-index.js';
+import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
 import type { FeatureStore } from '../features/feature-store.js';
-import type { EntityIndex } from '../index/entity-index.js';
+import { RequestContext, runInContext } from '../request/request-context.js';
+import type { StageObserver } from '../request/stage-timing.js';
 import { type Pipeline, routeOf } from './define-pipeline.js';
-import { EventPolicy, EventRecorder, type RequestEvents } from './events.js';
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
 import { discoverEntities, hydrate } from './hydrate.js';
-import { RequestContext, runInContext } from './request-context.js';
-import type { StageObserver } from './stage-timing.js';
 
 /** The stores a pipeline reads. */
 export interface PipelineStores {

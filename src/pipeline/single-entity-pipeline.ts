@@ -1,15 +1,15 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
+import { modelEventData } from '../fast-paths/event-json.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
+import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline } from './define-pipeline.js';
-import { modelEventData } from './event-json.js';
-import { recordFeatures } from './feature-events.js';
 import type { EntitySlot } from './hydrate.js';
-import type { RequestContext } from './request-context.js';
 import { requestEntitySchema } from './request-schema.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -88,7 +88,13 @@ export function defineSingleEntityPipeline<E extends EntityType>(
       if (events.wants('FEATURE') || events.wants('MODEL')) {
         const scored = { entity, id: idOf(options.entity.idField, entity) ?? '' };
         if (events.wants('FEATURE'))
-          recordFeatures(context, [scored], options.entity.name, used.features ?? []);
+          recordFeatures(
+            context.events,
+            (entity, name) => context.getFeature(entity, name),
+            [scored],
+            options.entity.name,
+            used.features ?? [],
+          );
         events.addJson(
           'MODEL',
           modelEventData(used.name, modelVersion, options.entity.name)(scored.id, score),

@@ -1,6 +1,6 @@
 /**
- * The body scanners' promise, checkable for any body: the fast path (src/index/upload-scanner.ts,
- * src/index/id-list-scanner.ts) either declines, or gives exactly what the slow path (Fastify's
+ * The body scanners' promise, checkable for any body: the fast path (src/fast-paths/upload-scanner.ts,
+ * src/fast-paths/id-list-scanner.ts) either declines, or gives exactly what the slow path (Fastify's
  * JSON parser, the route's schema, then what the route does with the parsed body) would. Shared
  * by the scanners' own tests and test/scanner-termination.test.ts.
  * @module
@@ -9,11 +9,11 @@ import assert from 'node:assert/strict';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { RankdApp } from '../../src/app/define-app.js';
+import { EntityIndex } from '../../src/entity-index/entity-index.js';
+import { scanIdList } from '../../src/fast-paths/id-list-scanner.js';
+import { type ScannedUpload, scanUpload } from '../../src/fast-paths/upload-scanner.js';
 import { entityUploadBodySchema } from '../../src/http/routes/entities-upload.js';
 import { entityIdsSchema, entityTypeSchema, idsAsStrings } from '../../src/http/schemas/entities.js';
-import { EntityIndex } from '../../src/index/entity-index.js';
-import { scanIdList } from '../../src/index/id-list-scanner.js';
-import { type ScannedUpload, scanUpload } from '../../src/index/upload-scanner.js';
 import { RedisConnection } from '../../src/redis/connection.js';
 import { RedisKeys } from '../../src/redis/keys.js';
 import { parsedByFastify } from './body-scanning.js';

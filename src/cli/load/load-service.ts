@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
+import { createStores, type Stores } from '../../app/create-stores.js';
 import type { RankdApp } from '../../app/define-app.js';
 import { loadConfig, readEnvFiles } from '../../config/index.js';
 import type { EntityType } from '../../entities/define-entity.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
-import { createStores, type Stores } from '../../redis/stores.js';
 import { CliError, type Log } from '../cli-error.js';
 import { loadApp, resolveAppPath } from '../load-app.js';
 import { type ColumnParsers, readCsv } from './csv.js';

@@ -1,8 +1,8 @@
 import type { EntityType } from '../../entities/define-entity.js';
+import type { EntityIndex, PreparedEntities } from '../../entity-index/entity-index.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
 import { type FeatureRow, prepareFeatureRows } from '../../features/feature-rows.js';
 import { type FeatureStore, rowExpiresAtMs } from '../../features/feature-store.js';
-import type { EntityIndex, PreparedEntities } from '../../index/entity-index.js';
 
 /**
  * Where a batch in a ValidationError's problem locations: `['rows', i, field...]`, `i` being the

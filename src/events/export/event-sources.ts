@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { RankdEvent } from '../../pipeline/events.js';
 import type { RedisConnection } from '../../redis/connection.js';
 import { eventsOfRecord } from '../event-record.js';
+import type { RankdEvent } from '../recorder.js';
 
 /** An event with the time it reached the sink (ms since the epoch). */
 export interface TimedEvent {

@@ -1,5 +1,5 @@
-import type { RankdEvent } from '../../pipeline/events.js';
 import { FEEDBACK_GRADES } from '../feedback.js';
+import type { RankdEvent } from '../recorder.js';
 
 /** One exported row: an impression, what produced it, and what the user did about it. */
 export interface TrainingRow {

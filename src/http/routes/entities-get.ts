@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
-import { scanIdList } from '../../index/id-list-scanner.js';
+import { scanIdList } from '../../fast-paths/id-list-scanner.js';
 import { installBodyScanner } from '../json-body.js';
 import {
   EntityObjectSchema,

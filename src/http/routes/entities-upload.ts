@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
-import { type ScannedUpload, scanUpload } from '../../index/upload-scanner.js';
+import { type ScannedUpload, scanUpload } from '../../fast-paths/upload-scanner.js';
 import { installBodyScanner } from '../json-body.js';
 import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';

@@ -11,7 +11,7 @@ import { runIdOf } from './pipeline-routes.js';
  * whether its feedback was kept (200) or not (503), and a bad item rejects the batch (422).
  */
 export function registerFeedbackRoute(server: FastifyInstance, { app, config, events }: Services): void {
-  const body = feedbackBodySchema(app, config.MAX_BATCH);
+  const body = feedbackBodySchema([...app.entityTypes.keys()], config.MAX_BATCH);
   const response = Type.Object(
     {
       written: Type.Integer({ description: 'Events written: all of them, or 0 when EVENTS_SINK=off' }),

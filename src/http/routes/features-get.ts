@@ -5,7 +5,7 @@ import type { FeatureView } from '../../features/define-feature-view.js';
 import { featureSpecOf } from '../../features/feature-kind.js';
 import { rowIdsOf } from '../../features/feature-rows.js';
 import { UnreadableRow } from '../../features/feature-store.js';
-import { splitName } from '../../features/feature-table.js';
+import { splitName } from '../../request/feature-table.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import { featureViewOf, RowIdSchema } from '../schemas/features.js';
 import type { Services } from '../services.js';

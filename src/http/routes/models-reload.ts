@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
-import { reloadModels } from '../../models/reload-models.js';
+import { reloadModels } from '../../app/reload-models.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 

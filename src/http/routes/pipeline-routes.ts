@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RequestEvents } from '../../events/recorder.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
-import type { RequestEvents } from '../../pipeline/events.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';

@@ -1,12 +1,12 @@
 import Type from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
 import type { EntityType } from '../../entities/define-entity.js';
-import { ValidationError } from '../../errors/index.js';
 import {
   hasUnpairedSurrogate,
   MAX_ENTITY_ID_LENGTH,
   UNPAIRED_SURROGATE_PROBLEM,
-} from '../../index/entity-index.js';
+} from '../../entity-index/entity-index.js';
+import { ValidationError } from '../../errors/index.js';
 
 /** `entity_type`: one of the app's entity types (the OpenAPI document lists them). */
 export function entityTypeSchema(app: RankdApp) {

@@ -1,4 +1,4 @@
-import type { Scores } from '../define-model.js';
+import type { Scores } from '../scores.js';
 import type { RowContributions } from './tree-shap.js';
 
 /**

@@ -1,4 +1,4 @@
-import { BUILT_IN_EVENT_TYPES } from './events.js';
+import { BUILT_IN_EVENT_TYPES } from '../events/recorder.js';
 import { currentContext } from './request-context.js';
 
 /** An app event type: a letter, then letters, digits and underscores (a safe CSV column, a safe key). */

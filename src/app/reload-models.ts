@@ -1,7 +1,7 @@
-import type { RankdApp } from '../app/define-app.js';
 import { ModelNotFoundError } from '../errors/index.js';
-import { allComponents } from '../pipeline/component.js';
-import { type FileModel, isFileModel, type ReloadResult } from './file-model.js';
+import { type FileModel, isFileModel, type ReloadResult } from '../models/file-model.js';
+import { allComponents } from '../request/component.js';
+import type { RankdApp } from './define-app.js';
 
 /** The app's file-backed models, those inside chains and fallbacks included; each once. */
 export function fileModelsOf(app: RankdApp): FileModel[] {

@@ -1,9 +1,9 @@
 import { type Config, redisUrlOf } from '../config/index.js';
+import { EntityIndex } from '../entity-index/entity-index.js';
 import { FeatureStore } from '../features/feature-store.js';
-import { EntityIndex } from '../index/entity-index.js';
-import { RedisConnection, type RedisConnectionOptions } from './connection.js';
-import { RedisKeys } from './keys.js';
-import type { RedisObserver } from './observer.js';
+import { RedisConnection, type RedisConnectionOptions } from '../redis/connection.js';
+import { RedisKeys } from '../redis/keys.js';
+import type { RedisObserver } from '../redis/observer.js';
 
 /** rankd's data in Redis: the connection and the two stores built on it. */
 export interface Stores {

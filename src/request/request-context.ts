@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Identifier } from '../entities/identifier.js';
+import { EventRecorder } from '../events/recorder.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
-import { FeatureLookupError, FeatureTable } from '../features/feature-table.js';
-import { EventRecorder } from './events.js';
+import { FeatureLookupError, FeatureTable } from './feature-table.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
 /** A variant of an experiment as the request was assigned it (see docs/experiments.md). */

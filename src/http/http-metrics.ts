@@ -6,8 +6,8 @@ import type {
   onResponseHookHandler,
 } from 'fastify';
 import Type from 'typebox';
-import type { RouteAccess } from '../http/access.js';
-import type { RankdMetrics } from './metrics.js';
+import type { RankdMetrics } from '../observability/metrics.js';
+import type { RouteAccess } from './access.js';
 
 /** The route label of requests no route matched (404s): one series, whatever the URL. */
 export const UNKNOWN_ROUTE = 'unknown';

@@ -1,6 +1,6 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { EntityType } from '../entities/define-entity.js';
-import { MAX_ENTITY_ID_LENGTH } from './entity-index.js';
+import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 import { isWhitespace, numberEnd } from './upload-scanner.js';
 
 /**

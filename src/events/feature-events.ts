@@ -1,6 +1,6 @@
+import { featureEventData } from '../fast-paths/event-json.js';
 import type { FeatureValue } from '../features/feature-kind.js';
-import { featureEventData } from './event-json.js';
-import type { RequestContext } from './request-context.js';
+import type { EventRecorder } from './recorder.js';
 
 /**
  * Records FEATURE events: for each candidate, each feature the model declared, with the value it
@@ -10,7 +10,8 @@ import type { RequestContext } from './request-context.js';
  * the request) is skipped rather than failing a request that already has its scores.
  */
 export function recordFeatures(
-  context: RequestContext,
+  events: EventRecorder,
+  read: (entity: object, name: string) => FeatureValue | null,
   candidates: ReadonlyArray<{ readonly entity: object; readonly id: string }>,
   entityType: string,
   names: readonly string[],
@@ -20,11 +21,11 @@ export function recordFeatures(
     for (const name of names) {
       let value: FeatureValue | null;
       try {
-        value = context.getFeature(candidate.entity, name);
+        value = read(candidate.entity, name);
       } catch {
         continue;
       }
-      context.events.addJson('FEATURE', data(candidate.id, name, value));
+      events.addJson('FEATURE', data(candidate.id, name, value));
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
-import type { Component } from './component.js';
+import type { Component } from '../request/component.js';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -1,4 +1,4 @@
-import { currentContext, type EntityRef } from '../pipeline/request-context.js';
+import { currentContext, type EntityRef } from './request-context.js';
 
 /** Dot product of two vectors of the same length; null if either is missing or lengths differ. */
 export function dot(

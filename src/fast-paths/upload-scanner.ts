@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { EntityType } from '../entities/define-entity.js';
-import { MAX_ENTITY_ID_LENGTH } from './entity-index.js';
+import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 
 /**
  * The upload fast path: one pass over the raw bytes of a `POST /api/v1/entities/upload` body that

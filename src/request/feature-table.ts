@@ -1,7 +1,7 @@
 import type { Identifier } from '../entities/identifier.js';
-import { type FeatureSpec, type FeatureValue, featureSpecOf } from './feature-kind.js';
-import type { StoredRow } from './feature-store.js';
-import type { RowLayout, RowSlot } from './row-layout.js';
+import { type FeatureSpec, type FeatureValue, featureSpecOf } from '../features/feature-kind.js';
+import type { StoredRow } from '../features/feature-store.js';
+import type { RowLayout, RowSlot } from '../features/row-layout.js';
 
 type Computed = Record<string, FeatureValue | null | undefined>;
 type Row = StoredRow | Computed;

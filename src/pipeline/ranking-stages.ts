@@ -1,0 +1,144 @@
+/**
+ * The stages of a ranking request after its features are ready, in the order
+ * `defineRankingPipeline`'s `execute` runs them: score, record the scores, business logic, page.
+ * Each stage records its own events on the request's recorder.
+ */
+import {
+  type BusinessLogicStep,
+  type ScoredCandidate,
+  sortByScore,
+} from '../business-logic/define-business-logic.js';
+import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { idOf } from '../entities/identifier.js';
+import { recordFeatures } from '../events/feature-events.js';
+import { businessLogicEventData, modelEventData, placementEventData } from '../fast-paths/event-json.js';
+import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { Model } from '../models/define-model.js';
+import type { RequestContext } from '../request/request-context.js';
+import { type Pagination, pageSlice } from './pagination.js';
+
+/** The model that scored a request, as its events name it. */
+export interface ScoringModel {
+  readonly name: string;
+  readonly version: string | null;
+  /** The features it declared: recorded as FEATURE events. */
+  readonly features: readonly string[];
+}
+
+function finiteOrZero(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * `candidates` with every score a finite number (0 otherwise). Only candidates that need it are
+ * copied (a step may hand back objects it does not own): copying all of them after every step
+ * was a tenth of a 1000-candidate request's garbage.
+ */
+function withFiniteScores<T extends { score: number }>(candidates: T[]): T[] {
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i] as T;
+    // NaN !== NaN too, so every score that is not a finite number is replaced.
+    if (finiteOrZero(c.score) !== c.score) candidates[i] = { ...c, score: 0 };
+  }
+  return candidates;
+}
+
+/** Stage 1: the model scores the candidates; any score that is not a finite number counts as 0. */
+export async function scoreCandidates<E extends EntityType>(
+  model: Model<E>,
+  candidates: Array<EntityOf<E>>,
+  request: RankdRequest,
+  idField: string,
+): Promise<Array<ScoredCandidate<E>>> {
+  const scores = await model.score(candidates, request);
+  return candidates.map((entity, i) => ({
+    entity,
+    id: idOf(idField, entity) ?? '',
+    score: finiteOrZero(scores[i]),
+  }));
+}
+
+/** Stage 2: FEATURE events (the values the model read) and MODEL events (its scores), as the sink wants them. */
+export function recordScores<E extends EntityType>(
+  context: RequestContext,
+  model: ScoringModel,
+  scored: ReadonlyArray<ScoredCandidate<E>>,
+  entityType: string,
+): void {
+  const events = context.events;
+  if (events.wants('FEATURE'))
+    recordFeatures(
+      events,
+      (entity, name) => context.getFeature(entity, name),
+      scored,
+      entityType,
+      model.features,
+    );
+  if (events.wants('MODEL')) {
+    const data = modelEventData(model.name, model.version, entityType);
+    for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
+  }
+}
+
+/**
+ * Stage 3: sorts by descending score, then runs each business-logic step in order on the sorted
+ * candidates, sorting again after each; a BUSINESS_LOGIC event per score a step changed.
+ */
+export async function applyBusinessLogic<E extends EntityType>(
+  context: RequestContext,
+  steps: ReadonlyArray<BusinessLogicStep<E>>,
+  scored: Array<ScoredCandidate<E>>,
+  request: RankdRequest,
+  entityType: string,
+): Promise<Array<ScoredCandidate<E>>> {
+  const events = context.events;
+  sortByScore(scored);
+  const logChanges = events.wants('BUSINESS_LOGIC');
+  for (const [order, step] of steps.entries()) {
+    const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
+    scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
+    if (before) {
+      const data = businessLogicEventData(entityType, order, step.name);
+      for (const c of scored) {
+        const old = before.get(c.entity);
+        if (old !== undefined && old !== c.score) events.addJson('BUSINESS_LOGIC', data(c.id, old, c.score));
+      }
+    }
+  }
+  return scored;
+}
+
+/**
+ * Stage 4: the user page of the candidate page the request asked for; CANDIDATE events place every
+ * ranked candidate, IMPRESSION events the ones shown. Pages are counted over the candidates the
+ * request sent (`sent`), not over those a filter left: a page is where the caller asked for it.
+ */
+export function takePage<E extends EntityType>(
+  context: RequestContext,
+  scored: ReadonlyArray<ScoredCandidate<E>>,
+  pagination: Pagination,
+  sent: number,
+  entityType: string,
+): Array<ScoredCandidate<E>> {
+  const events = context.events;
+  const [start] = pageSlice(sent, pagination);
+  const page = scored.slice(start, start + pagination.user_page_size);
+  if (events.wants('CANDIDATE')) {
+    const data = placementEventData('candidate', entityType);
+    for (const [order, c] of scored.entries()) events.addJson('CANDIDATE', data(c.id, c.score, order));
+  }
+  if (events.wants('IMPRESSION')) {
+    const data = placementEventData('impression', entityType);
+    for (const [order, c] of page.entries()) events.addJson('IMPRESSION', data(c.id, c.score, order));
+  }
+  return page;
+}
+
+/** The response: the page as `{candidate_id, ranked_score}`, and the events when the request asked for them. */
+export function rankingResponse(context: RequestContext, page: ReadonlyArray<ScoredCandidate<EntityType>>) {
+  const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
+  const events = context.events;
+  return events.respond
+    ? { ranked_candidates: ranked, events: events.events }
+    : { ranked_candidates: ranked };
+}
