@@ -91,7 +91,9 @@ const remote = (name: string, path: string, options: Partial<RemoteModelOptions>
     url: `http://127.0.0.1:${path === '/down' ? downPort : scoringPort}${path}`,
     features: FEATURES,
     fallback: 0.5,
-    timeoutMs: 100,
+    // Generous: only the slow model's short timeout is under test; a busy machine must not turn
+    // another model's answer into a timeout.
+    timeoutMs: 10_000,
     ...options,
   });
 
@@ -113,9 +115,8 @@ before(async () => {
   await new Promise<void>((resolve) => scoring.listen(scoringPort, '127.0.0.1', resolve));
   const LocalFallback = linearModel({ name: 'local', file: fallbackFile, watch: false });
   models = {
-    // A generous timeout: a healthy answer must never fall back because the machine is busy.
-    healthy: remote('healthy', '/healthy', { batchSize: 3, concurrency: 2, timeoutMs: 10_000 }),
-    slow: remote('slow', '/slow', { batchSize: 5, retries: 1 }),
+    healthy: remote('healthy', '/healthy', { batchSize: 3, concurrency: 2 }),
+    slow: remote('slow', '/slow', { batchSize: 5, retries: 1, timeoutMs: 100 }),
     failing: remote('failing', '/failing', { batchSize: 10, retries: 2, fallback: LocalFallback }),
     short: remote('short', '/short', { batchSize: 20 }),
     garbage: remote('garbage', '/garbage', { batchSize: 20 }),
