@@ -115,6 +115,7 @@ export function loadConfig(
     }
   }
   problems.push(...clusterProblems(withDefaults));
+  problems.push(...timeoutProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
 }
@@ -143,6 +144,16 @@ function clusterProblems(settings: Record<string, unknown>): string[] {
       );
   }
   return problems;
+}
+
+/** Node's HTTP server refuses to start with a headers timeout longer than its request timeout. */
+function timeoutProblems(settings: Record<string, unknown>): string[] {
+  const headers = settings.HEADERS_TIMEOUT_MS;
+  const request = settings.REQUEST_TIMEOUT_MS;
+  if (typeof headers !== 'number' || typeof request !== 'number') return [];
+  if (headers > 0 && request > 0 && headers > request)
+    return [`HEADERS_TIMEOUT_MS=${headers}: must not be more than REQUEST_TIMEOUT_MS (${request})`];
+  return [];
 }
 
 function allowedValues(name: string): string[] | undefined {

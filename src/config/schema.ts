@@ -15,6 +15,38 @@ export const ConfigSchema = Type.Object({
    * before their connections are cut, in ms. @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * Longest time a client may take to send a request's headers, in ms: past it the answer is a 408
+   * and the connection is closed. Headers fit in one packet (Node refuses more than 16 KiB), so a
+   * live client sends them at once; 10 s still allows for several lost packets. 0 = no limit. Not
+   * more than `REQUEST_TIMEOUT_MS`. @defaultValue `10000`
+   */
+  HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * Longest time a client may take to send a whole request, headers and body, in ms (the time rankd
+   * takes to answer is not counted): past it the answer is a 408 and the connection is closed. 60 s
+   * lets a `BODY_LIMIT` body (10 MB) arrive at 1.4 Mbit/s; a LAN sends it in under a second.
+   * 0 = no limit. @defaultValue `60000`
+   */
+  REQUEST_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0 }),
+  /**
+   * Longest pause while a request's body arrives (from the headers to the first byte of the body,
+   * and between two pieces of it), in ms: past it the answer is a 408 and the connection is closed,
+   * long before `REQUEST_TIMEOUT_MS` for a client that stopped sending. 0 = no limit. @defaultValue `10000`
+   */
+  BODY_IDLE_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * How long a keep-alive connection may stay idle between requests before rankd closes it, in ms.
+   * Behind a load balancer it must be longer than the balancer's own idle timeout (AWS ALB's and
+   * nginx's are 60 s), so that the balancer, not rankd, closes idle connections. @defaultValue `72000`
+   */
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1 }),
+  /**
+   * Most open connections per process (each worker with `--workers`); further connections are
+   * closed as soon as they are accepted. An idle connection costs about 8 KB. 0 = no limit.
+   * @defaultValue `10000`
+   */
+  MAX_CONNECTIONS: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */

@@ -15,6 +15,19 @@ export const ErrorCode = {
   BODY_TOO_LARGE: 'RANKD_BODY_TOO_LARGE',
   /** Any other malformed request the HTTP layer rejects (HTTP 400). */
   BAD_REQUEST: 'RANKD_BAD_REQUEST',
+  /**
+   * Not a valid HTTP/1.1 request: Node's parser refused its framing (two different
+   * `Content-Length`s, `Content-Length` with `Transfer-Encoding`, a bad chunk size, an obs-fold
+   * header, ...) or it has no `Host` header (HTTP 400). The connection is closed after the answer.
+   */
+  MALFORMED_REQUEST: 'RANKD_MALFORMED_REQUEST',
+  /**
+   * The request (headers, or the whole request, or the next piece of its body) did not arrive in
+   * time (HTTP 408). The connection is closed after the answer.
+   */
+  REQUEST_TIMEOUT: 'RANKD_REQUEST_TIMEOUT',
+  /** The request's headers are larger than Node's limit, 16 KiB by default (HTTP 431). The connection is closed. */
+  HEADERS_TOO_LARGE: 'RANKD_HEADERS_TOO_LARGE',
   /** No API key, or an unknown one, on a protected route (HTTP 401). */
   UNAUTHORIZED: 'RANKD_UNAUTHORIZED',
   /** A valid key that lacks the admin right for an admin route (HTTP 403). */
@@ -151,6 +164,16 @@ export class IndexValueCorruptError extends RankdError {
         cause,
       },
     );
+  }
+}
+
+/**
+ * A request that is not valid HTTP/1.1 but that Node's parser lets through (an HTTP/1.1 request
+ * without `Host`): refused as the parser refuses the others, with {@link ErrorCode.MALFORMED_REQUEST}.
+ */
+export class MalformedRequestError extends RankdError {
+  constructor(message: string) {
+    super(ErrorCode.MALFORMED_REQUEST, 400, message);
   }
 }
 

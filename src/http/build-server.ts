@@ -15,7 +15,8 @@ import { RankdMetrics } from '../observability/metrics.js';
 import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
-import { installErrorHandling } from './error-handler.js';
+import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.js';
+import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
@@ -75,6 +76,10 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     forceCloseConnections: 'idle',
     // The caller's x-request-id when it is a sane one, else a UUID; every log line of the request has it.
     genReqId: requestIdOf,
+    ...httpLimitOptions(config),
+    // Errors before any route (parser errors, timeouts, undecodable URLs) in rankd's shape, not Fastify's.
+    clientErrorHandler: handleClientError,
+    frameworkErrors: handleFrameworkError,
   });
   server.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
@@ -116,6 +121,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
   tracing?.install(server);
   installErrorHandling(server);
+  // Before access control: a request without Host is refused as malformed, whatever its key.
+  installHttpLimits(server, config);
   installAccessControl(server, config);
   await registerDocs(server, app.name);
   registerHealthRoutes(server, redis);
