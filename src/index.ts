@@ -53,7 +53,7 @@ export {
   type VariantParams,
 } from './experiments/define-experiment.js';
 export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
-export { ExperimentLookupError, getExperimentVariant } from './experiments/get-variant.js';
+export { getExperimentVariant } from './experiments/get-variant.js';
 export {
   defineFeatureView,
   type FeatureView,
@@ -103,7 +103,6 @@ export type {
   ComponentLogger,
   ProvidedFeatures,
 } from './request/component.js';
-export { FeatureLookupError } from './request/feature-table.js';
 export { logEvent } from './request/log-event.js';
 export type { AssignedVariant } from './request/request-context.js';
 export {

@@ -2,16 +2,47 @@
  * Every error status over HTTP (issue 2, item 6), each in the one error shape
  * `{"detail": …, "error_code": …}`: 400 malformed JSON, 415 not JSON, 413 too large, 422 validation
  * (schema, unknown type, batch limit, declared field types), 404 unknown route, 500 without internals.
+ * And the catalogue itself: every code documented and unique, every error a user can meet (app
+ * definitions, app bugs in a request, model files, CLI input) a RankdError with its code.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createClient } from 'redis';
 import Type from 'typebox';
 import { defineApp } from '../src/app/define-app.js';
+import { CliError } from '../src/cli/cli-error.js';
+import { openInput } from '../src/cli/load/input.js';
+import { InputError } from '../src/cli/load/records.js';
 import { ProductEntity } from '../src/entities/built-in.js';
 import { buildServer } from '../src/http/build-server.js';
 import { toErrorResponse } from '../src/http/error-handler.js';
+import {
+  AppDefinitionError,
+  AppMisuseError,
+  ConfigError,
+  defineExperiment,
+  defineFeatureView,
+  defineModel,
+  defineRankingPipeline,
+  ErrorCode,
+  ExperimentLookupError,
+  Feature,
+  FeatureLookupError,
+  getExperimentVariant,
+  getFeature,
+  linearModel,
+  logEvent,
+  ModelInvalidError,
+  RankdError,
+} from '../src/index.js';
+import { parseGbdtModel } from '../src/models/gbdt/load-gbdt.js';
+import { GbdtModelError } from '../src/models/gbdt/model-error.js';
+import { RedisKeys } from '../src/redis/keys.js';
+import { splitName } from '../src/request/feature-table.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testConfig, testServer } from './helpers/server.js';
 
@@ -422,5 +453,213 @@ describe('500: unexpected errors never leak internals', () => {
     } finally {
       await throwing.close();
     }
+  });
+});
+
+const ERRORS_DOC = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+
+/** What `fn` throws (or its promise rejects with); fails when it does not. */
+async function thrown(fn: () => unknown): Promise<unknown> {
+  try {
+    await fn();
+  } catch (error) {
+    return error;
+  }
+  assert.fail('expected an error');
+}
+
+/** Asserts a catalogue error of `type` with `code` and `status`, whose status and code docs/errors.md lists. */
+function assertCatalogued<T>(
+  error: unknown,
+  type: abstract new (...args: never[]) => T,
+  code: string,
+  status: number,
+): T {
+  assert.ok(error instanceof type, `a ${type.name}, not ${String(error)}`);
+  assert.ok(error instanceof RankdError, `${type.name} is a RankdError`);
+  assert.equal(error.code, code);
+  assert.equal(error.statusCode, status);
+  assert.ok(error.message.length > 0);
+  assert.ok(ERRORS_DOC.includes(`| ${status} | \`${code}\` |`), `docs/errors.md has a row ${status} ${code}`);
+  return error;
+}
+
+describe('the catalogue', () => {
+  test('every code is unique, RANKD_ and documented in docs/errors.md; the page names no other code', () => {
+    const codes: string[] = Object.values(ErrorCode);
+    assert.equal(new Set(codes).size, codes.length, 'no two names share a code');
+    for (const code of codes) {
+      assert.match(code, /^RANKD_[A-Z]+(_[A-Z]+)*$/);
+      assert.match(ERRORS_DOC, new RegExp(`\\| \\d{3} \\| \`${code}\` \\|`), `${code} has a row`);
+    }
+    for (const [named] of ERRORS_DOC.matchAll(/RANKD_[A-Z_]+/g))
+      assert.ok(codes.includes(named), `docs/errors.md names ${named}, which is no code`);
+  });
+
+  test('app definitions that cannot work are RANKD_APP_INVALID', async () => {
+    const error = assertCatalogued(
+      await thrown(() =>
+        defineFeatureView({ name: 'Bad Name', entity: ProductEntity, features: { a: Feature.float() } }),
+      ),
+      AppDefinitionError,
+      'RANKD_APP_INVALID',
+      500,
+    );
+    assert.match(error.message, /Feature view name "Bad Name" must match/);
+    const noVariants = await thrown(() => defineExperiment({ id: 'x', variants: [] }));
+    assertCatalogued(noVariants, AppDefinitionError, 'RANKD_APP_INVALID', 500);
+  });
+
+  test('rankd functions called outside a request, or with a built-in event type, are RANKD_APP_MISUSE', async () => {
+    const outside = assertCatalogued(
+      await thrown(() => getFeature('product::p1', 'stats:ctr')),
+      AppMisuseError,
+      'RANKD_APP_MISUSE',
+      500,
+    );
+    assert.match(outside.message, /getFeature works only inside pipeline code/);
+    assertCatalogued(await thrown(() => getExperimentVariant('x')), AppMisuseError, 'RANKD_APP_MISUSE', 500);
+    const builtIn = await thrown(() => logEvent('IMPRESSION', {}));
+    assert.match(assertCatalogued(builtIn, AppMisuseError, 'RANKD_APP_MISUSE', 500).message, /built-in/);
+  });
+
+  test('a feature name that is not group:feature is RANKD_FEATURE_LOOKUP', async () => {
+    const error = await thrown(() => splitName('ctr'));
+    assertCatalogued(error, FeatureLookupError, 'RANKD_FEATURE_LOOKUP', 500);
+  });
+
+  test('a model file that cannot load is RANKD_MODEL_INVALID naming the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rankd-errors-'));
+    try {
+      const damaged = join(dir, 'damaged.json');
+      writeFileSync(damaged, '{"weights": {"x:a": "heavy"}}');
+      const model = linearModel({ name: 'damaged', file: damaged, features: ['x:a'], watch: false });
+      const error = assertCatalogued(
+        await thrown(() => model.initialize()),
+        ModelInvalidError,
+        'RANKD_MODEL_INVALID',
+        500,
+      );
+      assert.equal(error.file, damaged);
+      assert.equal(
+        error.message,
+        `cannot load model file ${damaged}: the weight of "x:a" is not a finite number`,
+      );
+      // A model declared without `features` reads them from its file at once: a missing file stops there.
+      const missing = join(dir, 'missing.json');
+      const early = await thrown(() => linearModel({ name: 'missing', file: missing }));
+      assert.equal(assertCatalogued(early, ModelInvalidError, 'RANKD_MODEL_INVALID', 500).file, missing);
+      assert.ok((early as Error).message.includes(missing), (early as Error).message);
+      // The GBDT parsers' own error is one too.
+      const gbdt = await thrown(() => parseGbdtModel('not a model', 'ranker.txt'));
+      assertCatalogued(gbdt, GbdtModelError, 'RANKD_MODEL_INVALID', 500);
+      assert.ok(gbdt instanceof ModelInvalidError);
+      assert.equal(gbdt.file, 'ranker.txt');
+      assert.match(gbdt.message, /^ranker\.txt: neither an XGBoost JSON model/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('CLI failures carry a code: data files RANKD_INPUT_INVALID, arguments RANKD_CLI_USAGE, else RANKD_CLI_FAILED', async () => {
+    const missing = await thrown(() => openInput('/nonexistent-rankd-dir/rows.jsonl', undefined));
+    assert.match(
+      assertCatalogued(missing, CliError, 'RANKD_INPUT_INVALID', 400).message,
+      /cannot read \/nonexistent-rankd-dir\/rows\.jsonl: ENOENT/,
+    );
+    const unknownFormat = await thrown(() => openInput('rows.txt', undefined));
+    assertCatalogued(unknownFormat, CliError, 'RANKD_CLI_USAGE', 400);
+    assertCatalogued(new CliError('redis-server did not start'), CliError, 'RANKD_CLI_FAILED', 500);
+    assert.equal(new CliError('x').exitCode, 1);
+    const input = assertCatalogued(
+      new InputError(7, 'unclosed quote'),
+      InputError,
+      'RANKD_INPUT_INVALID',
+      400,
+    );
+    assert.equal(input.line, 7);
+  });
+
+  test('cluster keys under a PROJECT_NAME with a brace are RANKD_CONFIG_INVALID', async () => {
+    const error = await thrown(() => new RedisKeys('shop{1}', '1', 'cluster'));
+    assertCatalogued(error, ConfigError, 'RANKD_CONFIG_INVALID', 500);
+  });
+});
+
+describe('app bugs met by a request: 500 with their own code and a detail that says what to change', () => {
+  const Stats = defineFeatureView({
+    name: 'stats',
+    entity: ProductEntity,
+    features: { ctr: Feature.float({ default: 0 }) },
+  });
+  const Unscoped = defineExperiment({ id: 'unscoped', variants: [{ name: 'only', share: 1 }] });
+  const pipeline = (name: string, path: string, score: (products: readonly object[]) => number[]) =>
+    defineRankingPipeline({
+      name,
+      path,
+      candidate: ProductEntity,
+      model: defineModel({ name: `${name}Model`, score }),
+    });
+  const app = defineApp({
+    name: 'app-bugs',
+    featureViews: [Stats],
+    pipelines: [
+      // Reads stats:ctr without listing it in `features`: the request never fetched the view.
+      pipeline('UndeclaredFeature', '/undeclared', (products) =>
+        products.map((p) => Number(getFeature(p, 'stats:ctr'))),
+      ),
+      pipeline('UnknownFeature', '/unknown-feature', (products) =>
+        products.map((p) => Number(getFeature(p, 'nope:ctr'))),
+      ),
+      pipeline('UnscopedExperiment', '/unscoped', (products) => {
+        getExperimentVariant(Unscoped);
+        return products.map(() => 0);
+      }),
+      pipeline('BuiltInEvent', '/built-in-event', (products) => {
+        logEvent('MODEL', {});
+        return products.map(() => 0);
+      }),
+    ],
+  });
+  let bugs: FastifyInstance;
+
+  before(async () => {
+    bugs = await testServer(redis, { app });
+    const up = await postJson(bugs, UPLOAD, { entity_type: 'product', entities: [{ product_id: 'b1' }] });
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+  });
+
+  after(async () => {
+    await bugs?.close();
+  });
+
+  const rankAt = async (path: string) =>
+    await postJson(bugs, `/api/v1${path}`, { request_id: `bug-${path}`, candidates: [{ product_id: 'b1' }] });
+
+  test('getFeature of a feature no component declared → 500 RANKD_FEATURE_LOOKUP naming it and what to declare', async () => {
+    const detail = assertError(await rankAt('/undeclared'), 500, 'RANKD_FEATURE_LOOKUP');
+    assert.equal(
+      detail,
+      'Feature "stats:ctr" was not requested in this request: declare it in the `features` (or `requires`) of the component that reads it',
+    );
+    const unknown = assertError(await rankAt('/unknown-feature'), 500, 'RANKD_FEATURE_LOOKUP');
+    assert.match(unknown, /^Feature "nope:ctr" was not requested in this request/);
+  });
+
+  test('getExperimentVariant of an experiment out of scope → 500 RANKD_EXPERIMENT_LOOKUP naming it and where to list it', async () => {
+    const detail = assertError(await rankAt('/unscoped'), 500, 'RANKD_EXPERIMENT_LOOKUP');
+    assert.match(detail, /^Experiment "unscoped" is not assigned in pipeline UnscopedExperiment: list it in/);
+  });
+
+  test('logEvent of a built-in event type → 500 RANKD_APP_MISUSE', async () => {
+    const detail = assertError(await rankAt('/built-in-event'), 500, 'RANKD_APP_MISUSE');
+    assert.equal(detail, 'logEvent: MODEL is a built-in event type; name app events differently');
+  });
+
+  test('the exported classes are what apps catch', async () => {
+    assert.ok(new FeatureLookupError('x') instanceof RankdError);
+    assert.ok(new ExperimentLookupError('x') instanceof RankdError);
+    assert.equal(new ExperimentLookupError('x').name, 'ExperimentLookupError');
+    assert.equal(new FeatureLookupError('x').name, 'FeatureLookupError');
   });
 });

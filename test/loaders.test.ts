@@ -297,6 +297,7 @@ describe('rankd features load', () => {
     const quiet = { log: () => undefined, warn: () => undefined };
     await assert.rejects(loadFile(FEATURE_LOAD, 'nope', 'unused.jsonl', options, quiet, ROOT), {
       name: 'CliError',
+      code: 'RANKD_CLI_USAGE',
       message: 'loaders has no feature view nope; it has product_stats, product_recent',
     });
   });

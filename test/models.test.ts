@@ -13,6 +13,7 @@ import {
   Feature,
   gbdtModel,
   linearModel,
+  ModelInvalidError,
   onnxModel,
 } from '../src/index.js';
 import { loadGbdtModel } from '../src/models/gbdt/load-gbdt.js';
@@ -259,6 +260,15 @@ describe('a model file that cannot be loaded stops the start', () => {
     assert.ok(error instanceof AppLoadError, String(error));
     assert.ok(error.message.includes(path), error.message);
     assert.match(error.message, reason);
+    // The start fails as the app's (RANKD_APP_INVALID); among its causes is the model's own error,
+    // with the model code and the file.
+    const causes: unknown[] = [];
+    for (let cause = error.cause; cause !== undefined; cause = (cause as Error).cause) causes.push(cause);
+    const model = causes.find((cause) => cause instanceof ModelInvalidError);
+    assert.ok(model instanceof ModelInvalidError, `a ModelInvalidError among ${causes.map(String)}`);
+    assert.equal(model.code, 'RANKD_MODEL_INVALID');
+    assert.equal(model.file, path);
+    assert.ok(model.message.includes(path), model.message);
     return true;
   };
 

@@ -1,6 +1,7 @@
 import { BUILT_IN_ENTITY_TYPES } from '../entities/built-in.js';
 import type { EntityType } from '../entities/define-entity.js';
 import { referencedType } from '../entities/identifier.js';
+import { AppDefinitionError } from '../errors/index.js';
 import type { ExperimentProvider, ExperimentScope } from '../experiments/assign.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { experimentsOf, withInnerComponents } from '../experiments/experiment-model.js';
@@ -67,7 +68,7 @@ function collectEntityTypes(options: AppOptions): Map<string, EntityType> {
     if (builtIn.has(type) || implied.get(type.name) === type) return;
     const other = implied.get(type.name);
     if (other !== undefined && !options.entities?.some((t) => t.name === type.name)) {
-      throw new TypeError(
+      throw new AppDefinitionError(
         `Two different declarations of entity type ${type.name} are used: list the one to keep in \`entities\``,
       );
     }
@@ -80,7 +81,7 @@ function collectEntityTypes(options: AppOptions): Map<string, EntityType> {
   const declared = new Set<string>();
   for (const type of options.entities ?? []) {
     if (declared.has(type.name))
-      throw new TypeError(`Entity type ${JSON.stringify(type.name)} is declared twice`);
+      throw new AppDefinitionError(`Entity type ${JSON.stringify(type.name)} is declared twice`);
     declared.add(type.name);
     types.set(type.name, type);
     for (const reference of Object.values(type.references)) {
@@ -105,7 +106,8 @@ export function defineApp(options: AppOptions = {}): RankdApp {
   const entityTypes = collectEntityTypes(options);
   const featureViews = new Map<string, FeatureView>();
   for (const view of options.featureViews ?? []) {
-    if (featureViews.has(view.name)) throw new TypeError(`Feature view ${view.name} is declared twice`);
+    if (featureViews.has(view.name))
+      throw new AppDefinitionError(`Feature view ${view.name} is declared twice`);
     featureViews.set(view.name, view);
   }
   const routes = new Map<string, string>();
@@ -113,7 +115,7 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     const route = routeOf(pipeline);
     const clash = routes.get(route);
     if (clash !== undefined)
-      throw new TypeError(`Pipelines ${clash} and ${pipeline.name} are both at ${route}`);
+      throw new AppDefinitionError(`Pipelines ${clash} and ${pipeline.name} are both at ${route}`);
     routes.set(route, pipeline.name);
     const plan = planFeatures(pipeline.name, pipeline.components, pipeline.realtimeFeatures, [
       ...featureViews.values(),
@@ -158,7 +160,9 @@ function experimentScope(options: AppOptions, pipeline: Pipeline): ExperimentSco
   for (const experiment of all) {
     const other = experiments.get(experiment.id);
     if (other !== undefined && other !== experiment)
-      throw new TypeError(`${pipeline.name}: two different experiments have the id ${experiment.id}`);
+      throw new AppDefinitionError(
+        `${pipeline.name}: two different experiments have the id ${experiment.id}`,
+      );
     experiments.set(experiment.id, experiment);
   }
   if (experiments.size === 0) return undefined;

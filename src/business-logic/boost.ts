@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { type KeyBy, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
@@ -27,12 +28,12 @@ export interface BoostOptions<E extends EntityType = EntityType> extends StepOpt
 export function boost<E extends EntityType = EntityType>(options: BoostOptions<E>): BusinessLogicStep<E> {
   const mode = options.mode ?? 'add';
   if (mode !== 'add' && mode !== 'multiply')
-    throw new TypeError(`boost: mode must be 'add' or 'multiply', got ${JSON.stringify(mode)}`);
+    throw new AppDefinitionError(`boost: mode must be 'add' or 'multiply', got ${JSON.stringify(mode)}`);
   const values = new Map<string, number>();
   const entries = options.values instanceof Map ? options.values.entries() : Object.entries(options.values);
   for (const [key, value] of entries) {
     if (typeof value !== 'number' || !Number.isFinite(value))
-      throw new TypeError(
+      throw new AppDefinitionError(
         `boost: the value for ${JSON.stringify(key)} must be a finite number, got ${value}`,
       );
     values.set(String(key), value);

@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import {
   type BusinessLogicStep,
   defineBusinessLogic,
@@ -43,7 +44,7 @@ export function diversity<E extends EntityType = EntityType>(
 ): BusinessLogicStep<E> {
   const cap = options.maxPerValue;
   if (!Number.isInteger(cap) || cap < 1)
-    throw new TypeError(`diversity: maxPerValue must be an integer ≥ 1, got ${cap}`);
+    throw new AppDefinitionError(`diversity: maxPerValue must be an integer ≥ 1, got ${cap}`);
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'diversity'),

@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError, AppMisuseError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import {
   type BusinessLogicStep,
@@ -23,13 +24,18 @@ export interface PinOptions<E extends EntityType = EntityType> extends StepOptio
   allowDownRanking?: boolean;
 }
 
-function entriesOf(positions: PinPositions, step: string): Array<[string, number]> {
+/**
+ * The positions as entries, checked. Fixed positions are checked when the step is defined (a
+ * refused definition); a positions function's result in each request (an app bug met by a request).
+ */
+function entriesOf(positions: PinPositions, step: string, inRequest: boolean): Array<[string, number]> {
   const entries = positions instanceof Map ? [...positions.entries()] : Object.entries(positions);
   for (const [id, position] of entries) {
-    if (!Number.isInteger(position) || position < 0)
-      throw new TypeError(
-        `${step}: the position of ${JSON.stringify(id)} must be an integer ≥ 0, got ${position}`,
-      );
+    if (!Number.isInteger(position) || position < 0) {
+      const problem = `the position of ${JSON.stringify(id)} must be an integer ≥ 0, got ${position}`;
+      if (inRequest) throw new AppMisuseError(`${step}: ${problem} (returned by its positions function)`);
+      throw new AppDefinitionError(`${step}: ${problem}`);
+    }
   }
   return entries;
 }
@@ -90,7 +96,7 @@ function placePins(
 export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): BusinessLogicStep<E> {
   const component = componentOf(options, 'pin');
   const fixed =
-    typeof options.positions === 'function' ? undefined : entriesOf(options.positions, component.name);
+    typeof options.positions === 'function' ? undefined : entriesOf(options.positions, component.name, false);
   const allowDown = options.allowDownRanking ?? false;
   return defineBusinessLogic<E>({
     ...component,
@@ -100,6 +106,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
         entriesOf(
           await (options.positions as (request: RankdRequest) => PinPositions)(request),
           component.name,
+          true,
         );
       if (pins.length === 0 || input.length === 0) return input;
       // Positions count in score order; sorted again for a caller that did not sort.

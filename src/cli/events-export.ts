@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { loadConfig, readEnvFiles } from '../config/index.js';
+import { ErrorCode } from '../errors/index.js';
 import { eventRedisOf } from '../events/create-sink.js';
 import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
 import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
@@ -38,6 +39,7 @@ function timeOption(name: string, text: string, now: number): number {
   if (ms === undefined)
     throw new CliError(
       `--${name} ${JSON.stringify(text)}: expected an ISO date, ms since the epoch, or a duration such as 24h`,
+      ErrorCode.CLI_USAGE,
     );
   return ms;
 }
@@ -57,8 +59,12 @@ export async function runEventsExport(
   const untilMs = options.until === undefined ? now : timeOption('until', options.until, now);
   const windowMs = parseDuration(options.window);
   if (windowMs === undefined)
-    throw new CliError(`--window ${JSON.stringify(options.window)}: expected a duration such as 1h`);
-  if (untilMs < sinceMs) throw new CliError('--until is before --since: nothing to export');
+    throw new CliError(
+      `--window ${JSON.stringify(options.window)}: expected a duration such as 1h`,
+      ErrorCode.CLI_USAGE,
+    );
+  if (untilMs < sinceMs)
+    throw new CliError('--until is before --since: nothing to export', ErrorCode.CLI_USAGE);
   const format = options.format ?? (options.out.endsWith('.csv') ? 'csv' : 'jsonl');
   const config = loadConfig(readEnvFiles(cwd));
   // Feedback on the last impressions may arrive up to a window later; nothing is read past now.
@@ -79,6 +85,7 @@ export async function runEventsExport(
       await close();
       throw new CliError(
         `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,
+        ErrorCode.REDIS_UNAVAILABLE,
       );
     }
     const key = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION).events();

@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeF
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { ErrorCode } from '../errors/index.js';
 import { CliError, type Log } from './cli-error.js';
 
 /**
@@ -49,13 +50,17 @@ export function decamelize(name: string): string {
  */
 export function projectNameOf(name: string): string {
   if (name.includes('/') || name.includes('\\')) {
-    throw new CliError(`invalid project name ${JSON.stringify(name)}: it cannot contain "/" or "\\"`);
+    throw new CliError(
+      `invalid project name ${JSON.stringify(name)}: it cannot contain "/" or "\\"`,
+      ErrorCode.CLI_USAGE,
+    );
   }
   const decamelized = decamelize(name);
   if (!PROJECT_NAME.test(decamelized) || decamelized.length > MAX_NAME_LENGTH) {
     throw new CliError(
       `invalid project name ${JSON.stringify(name)}: use lowercase letters, digits, "-" and "_", ` +
         `starting with a letter (e.g. my-shop)`,
+      ErrorCode.CLI_USAGE,
     );
   }
   return decamelized;
@@ -88,7 +93,7 @@ function fillIn(path: string, values: Readonly<Record<string, string>>): void {
 export function initProject(name: string, options: InitOptions = {}, cwd = process.cwd()): InitResult {
   const projectName = projectNameOf(name);
   const path = resolve(cwd, options.dir ?? '.', projectName);
-  if (existsSync(path)) throw new CliError(`destination ${path} already exists`);
+  if (existsSync(path)) throw new CliError(`destination ${path} already exists`, ErrorCode.CLI_USAGE);
   if (!existsSync(TEMPLATE_DIR)) {
     throw new CliError(`the project template is missing from the rankd package (looked in ${TEMPLATE_DIR})`);
   }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { ErrorCode } from '../errors/index.js';
 import { CliError, type Log } from './cli-error.js';
 
 /** `rankd load-sample`'s options, as commander parses them. */
@@ -33,6 +34,7 @@ export async function runLoadSample(
     if (!(await stores.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
       throw new CliError(
         `Redis at ${stores.redis.address} is not answering; start it with \`rankd redis\` or point REDIS_URL at one (nothing was loaded)`,
+        ErrorCode.REDIS_UNAVAILABLE,
       );
     }
     const summary = await loadSampleData(projectDir, { app, index: stores.index, features: stores.features });

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { RankdApp } from '../app/define-app.js';
 import type { EntityIndex } from '../entity-index/entity-index.js';
+import { ErrorCode } from '../errors/index.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import { CliError } from './cli-error.js';
 import { openInput } from './load/input.js';
@@ -65,6 +66,7 @@ function entityJob(services: SampleDataServices, file: string, shown: string): J
   if (type === undefined) {
     throw new CliError(
       `${shown}: the app has no entity type ${name}; name the file after one of ${known(services.app.entityTypes.keys())}`,
+      ErrorCode.INPUT_INVALID,
     );
   }
   return { file, shown, target: type.name, load: entityTarget(services.index, type, undefined) };
@@ -76,6 +78,7 @@ function featureJob(services: SampleDataServices, file: string, shown: string): 
   if (view === undefined) {
     throw new CliError(
       `${shown}: the app has no feature view ${name}; it has ${known(services.app.featureViews.keys())}`,
+      ErrorCode.INPUT_INVALID,
     );
   }
   return {
@@ -96,7 +99,10 @@ async function run(job: Job): Promise<number> {
     { badRow: () => undefined, progress: () => undefined },
   );
   if (report.stopped)
-    throw new CliError(`${job.shown} line ${report.stopped.line}: ${report.stopped.reason}`);
+    throw new CliError(
+      `${job.shown} line ${report.stopped.line}: ${report.stopped.reason}`,
+      ErrorCode.INPUT_INVALID,
+    );
   if (report.writeFailure) {
     const { firstLine, lastLine, reason } = report.writeFailure;
     throw new CliError(`${job.shown} lines ${firstLine}-${lastLine} could not be written: ${reason}`);
@@ -120,6 +126,7 @@ export async function loadSampleData(
   if (entityFiles.length === 0 && featureFiles.length === 0) {
     throw new CliError(
       `no sample data in ${projectDir}: expected ${SAMPLE_ENTITY_DIR}/*.jsonl or ${SAMPLE_FEATURE_DIR}/*.jsonl`,
+      ErrorCode.CLI_USAGE,
     );
   }
   // Every file name is checked before anything is written: a misnamed file fails the whole load.

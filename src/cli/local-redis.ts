@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ErrorCode } from '../errors/index.js';
 import { lastLogProblem, pingRedis, spawnRedisServer, waitForRedis } from '../redis/local-server.js';
 import { CliError, type Log } from './cli-error.js';
 import { defaultRedisDir } from './data-dir.js';
@@ -148,11 +149,15 @@ export async function stopLocalRedis(target: LocalRedisTarget, log: Log): Promis
   const pidFile = pidFileOf(dir);
   const pid = readPidFile(dir);
   if (pid === undefined)
-    throw new CliError(`no Redis started by rankd on port ${port} (no pid file at ${pidFile})`);
+    throw new CliError(
+      `no Redis started by rankd on port ${port} (no pid file at ${pidFile})`,
+      ErrorCode.CLI_USAGE,
+    );
   if (!isRedisServerProcess(pid)) {
     rmSync(pidFile, { force: true });
     throw new CliError(
       `no Redis started by rankd on port ${port}: pid ${pid} from ${pidFile} is not a running redis-server (stale pid file removed)`,
+      ErrorCode.CLI_USAGE,
     );
   }
   // SIGTERM makes redis-server flush the AOF before it exits.
@@ -186,5 +191,6 @@ export async function localRedisStatus(target: LocalRedisTarget, log: Log): Prom
     pid === undefined
       ? `no Redis answers on ${LOOPBACK}:${port}; start one with \`rankd redis${port === DEFAULT_REDIS_PORT ? '' : ` --port ${port}`}\``
       : `no Redis answers on ${LOOPBACK}:${port}, though rankd's redis-server (pid ${pid}) runs; see ${join(dir, 'redis.log')}`,
+    ErrorCode.REDIS_UNAVAILABLE,
   );
 }

@@ -1,5 +1,6 @@
 import Type, { type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
+import { AppDefinitionError } from '../errors/index.js';
 
 /** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -66,7 +67,7 @@ export function defineEntity<Fields extends TProperties = {}>(
   options: EntityTypeOptions<Fields>,
 ): EntityType<Fields> {
   if (!ENTITY_TYPE_PATTERN.test(options.name)) {
-    throw new TypeError(
+    throw new AppDefinitionError(
       `Entity type name ${JSON.stringify(options.name)} must match ${ENTITY_TYPE_PATTERN} (it is part of Redis keys)`,
     );
   }

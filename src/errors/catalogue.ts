@@ -54,8 +54,50 @@ export const ErrorCode = {
   MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
   CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
-  /** The app module cannot be loaded or is not a rankd app; raised at start-up. */
+  /**
+   * The app cannot start: its module cannot be loaded or is not a rankd app, a definition
+   * (defineApp, defineFeatureView, a model's options, ...) is refused, or a component failed to
+   * initialize. Raised at start-up, never over HTTP.
+   */
   APP_INVALID: 'RANKD_APP_INVALID',
+  /**
+   * App code read a feature this request cannot give: a name no component declared, a stored
+   * feature read before its rows arrived, an entity of the wrong type (HTTP 500: an app bug, not
+   * the caller's; the detail names the feature and what to change).
+   */
+  FEATURE_LOOKUP: 'RANKD_FEATURE_LOOKUP',
+  /** App code asked for the variant of an experiment not in the pipeline's scope (HTTP 500: an app bug). */
+  EXPERIMENT_LOOKUP: 'RANKD_EXPERIMENT_LOOKUP',
+  /**
+   * App code called a rankd function in a way it cannot serve: getFeature or logEvent outside a
+   * request, an invalid event type, a model scored before `initialize()`, a pin position that is
+   * not a position (HTTP 500: an app bug).
+   */
+  APP_MISUSE: 'RANKD_APP_MISUSE',
+  /**
+   * A model file rankd cannot read, parse or use (damaged, an unsupported kind of model, features
+   * that differ from the declared ones, a missing runtime such as onnxruntime-node), or a loaded
+   * model whose output does not fit the batch. The message names the file when there is one.
+   * At start-up it stops the start; a failed reload keeps the previous version (HTTP 500 if a
+   * request meets it: not the caller's fault).
+   */
+  MODEL_INVALID: 'RANKD_MODEL_INVALID',
+  /**
+   * A data file given to the CLI (`rankd index load`, `rankd features load`, sample data) cannot
+   * be read, decompressed or parsed past some line. Never over HTTP (400 if it were).
+   */
+  INPUT_INVALID: 'RANKD_INPUT_INVALID',
+  /**
+   * A CLI command was given arguments it cannot act on (a project name, a date, a file format, a
+   * feature view or entity type the app lacks). Never over HTTP (400 if it were).
+   */
+  CLI_USAGE: 'RANKD_CLI_USAGE',
+  /**
+   * A CLI command could not finish for a reason outside its arguments: redis-server did not
+   * start or stop, Redis could not be installed, a directory could not be created, a worker did
+   * not start, a load's batch could not be written. Never over HTTP (500 if it were).
+   */
+  CLI_FAILED: 'RANKD_CLI_FAILED',
   /** An unexpected failure: always a bug in rankd or the app (HTTP 500). */
   INTERNAL: 'RANKD_INTERNAL',
 } as const;
@@ -217,5 +259,54 @@ export class ConfigError extends RankdError {
 export class AppLoadError extends RankdError {
   constructor(message: string, cause?: unknown) {
     super(ErrorCode.APP_INVALID, 500, message, { cause });
+  }
+}
+
+/**
+ * An app definition refused at start-up (a `defineApp`, `defineFeatureView`, `defineEntity`,
+ * model or business-logic step whose options cannot work): the message names the declaration and
+ * what to change. The app never starts, so no request meets it.
+ */
+export class AppDefinitionError extends RankdError {
+  constructor(message: string, cause?: unknown) {
+    super(ErrorCode.APP_INVALID, 500, message, { cause });
+  }
+}
+
+/**
+ * A feature name that cannot be read in this request: an app bug (HTTP 500, not the caller's
+ * fault), answered with the feature and what to change, since the app's author reads it first.
+ */
+export class FeatureLookupError extends RankdError {
+  constructor(message: string) {
+    super(ErrorCode.FEATURE_LOOKUP, 500, message);
+  }
+}
+
+/** An experiment that is not in scope of the pipeline: an app bug, reported with what to change. */
+export class ExperimentLookupError extends RankdError {
+  constructor(message: string) {
+    super(ErrorCode.EXPERIMENT_LOOKUP, 500, message);
+  }
+}
+
+/** App code that called a rankd function where or how it cannot work (HTTP 500: an app bug). */
+export class AppMisuseError extends RankdError {
+  constructor(message: string) {
+    super(ErrorCode.APP_MISUSE, 500, message);
+  }
+}
+
+/**
+ * A model file that cannot be read or used, or a loaded model whose output does not fit. `file`
+ * is the file, when the problem is one file's; the message names it then.
+ */
+export class ModelInvalidError extends RankdError {
+  /** The model file (absolute, or as given to the loader), when the problem is one file's. */
+  readonly file: string | undefined;
+
+  constructor(message: string, options?: { file?: string; cause?: unknown }) {
+    super(ErrorCode.MODEL_INVALID, 500, message, { cause: options?.cause });
+    this.file = options?.file;
   }
 }

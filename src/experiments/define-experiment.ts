@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AppDefinitionError } from '../errors/index.js';
 
 /** Parameters a variant hands to pipeline code (which model, which weights, ...). */
 export type VariantParams = Record<string, unknown>;
@@ -79,24 +80,24 @@ export function defineExperiment<P extends VariantParams = VariantParams>(
 ): Experiment<P> {
   const where = `Experiment ${JSON.stringify(options.id)}`;
   if (typeof options.id !== 'string' || options.id.length === 0)
-    throw new TypeError('An experiment needs a non-empty id');
+    throw new AppDefinitionError('An experiment needs a non-empty id');
   const unit = options.unit ?? 'user';
   if (unit !== 'user' && unit !== 'request')
-    throw new TypeError(`${where}: unit must be 'user' or 'request', not ${JSON.stringify(unit)}`);
-  if (options.variants.length === 0) throw new TypeError(`${where} has no variants`);
+    throw new AppDefinitionError(`${where}: unit must be 'user' or 'request', not ${JSON.stringify(unit)}`);
+  if (options.variants.length === 0) throw new AppDefinitionError(`${where} has no variants`);
   const names = new Set<string>();
   let total = 0;
   for (const { name, share } of options.variants) {
     if (typeof name !== 'string' || name.length === 0)
-      throw new TypeError(`${where}: every variant needs a name`);
-    if (names.has(name)) throw new TypeError(`${where}: variant ${name} is listed twice`);
+      throw new AppDefinitionError(`${where}: every variant needs a name`);
+    if (names.has(name)) throw new AppDefinitionError(`${where}: variant ${name} is listed twice`);
     names.add(name);
     if (!(Number.isFinite(share) && share >= 0 && share <= 1))
-      throw new TypeError(`${where}: variant ${name} has share ${share}; shares are from 0 to 1`);
+      throw new AppDefinitionError(`${where}: variant ${name} has share ${share}; shares are from 0 to 1`);
     total += share;
   }
   if (Math.abs(total - 1) > SHARE_TOLERANCE)
-    throw new TypeError(`${where}: the variants' shares sum to ${total}, not 1`);
+    throw new AppDefinitionError(`${where}: the variants' shares sum to ${total}, not 1`);
   const variants = options.variants.map((v) => ({
     name: v.name,
     share: v.share,

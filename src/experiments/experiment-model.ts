@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import type { Model } from '../models/define-model.js';
 import type { Component } from '../request/component.js';
 import type { Experiment } from './define-experiment.js';
@@ -34,10 +35,10 @@ export function experimentModel<E extends EntityType>(options: ExperimentModelOp
   const where = `experimentModel(${experiment.id})`;
   for (const variant of experiment.variants)
     if (models[variant.name] === undefined)
-      throw new TypeError(`${where}: no model for variant ${variant.name}`);
+      throw new AppDefinitionError(`${where}: no model for variant ${variant.name}`);
   for (const name of Object.keys(models))
     if (!experiment.variants.some((v) => v.name === name))
-      throw new TypeError(`${where}: ${name} is not a variant of the experiment`);
+      throw new AppDefinitionError(`${where}: ${name} is not a variant of the experiment`);
   const all = Object.values(models);
   const select = (): Model<E> => models[getExperimentVariant(experiment).name] as Model<E>;
   return {

@@ -1,10 +1,9 @@
+import { ExperimentLookupError } from '../errors/index.js';
 import { type AssignedVariant, currentContext } from '../request/request-context.js';
 import type { Experiment, VariantParams } from './define-experiment.js';
 
-/** An experiment that is not in scope of the pipeline: an app bug, reported with what to change. */
-export class ExperimentLookupError extends Error {
-  override name = 'ExperimentLookupError';
-}
+/** Where it was declared before the catalogue held it: imports of it from here keep working. */
+export { ExperimentLookupError };
 
 /**
  * The variant the current request was assigned in an experiment, `{ name, params }`. Works in any

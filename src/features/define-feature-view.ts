@@ -1,4 +1,5 @@
 import { ENTITY_TYPE_PATTERN, type EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import type { FeatureSpec } from './feature-kind.js';
 import { RowLayout } from './row-layout.js';
 
@@ -49,19 +50,19 @@ export function defineFeatureView<F extends Record<string, FeatureSpec>>(
   options: FeatureViewOptions<F>,
 ): FeatureView<F> {
   if (!FEATURE_GROUP_PATTERN.test(options.name)) {
-    throw new TypeError(
+    throw new AppDefinitionError(
       `Feature view name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
     );
   }
   if (Object.keys(options.features).length === 0)
-    throw new TypeError(`Feature view ${options.name} declares no features`);
+    throw new AppDefinitionError(`Feature view ${options.name} declares no features`);
   // Bounded so that the latest event time plus the TTL is still an exact integer of ms that
   // Redis's PXAT takes: an expiry it refuses would fail every write of the view.
   if (
     options.ttlSeconds !== undefined &&
     !(options.ttlSeconds > 0 && options.ttlSeconds <= MAX_TTL_SECONDS)
   ) {
-    throw new TypeError(
+    throw new AppDefinitionError(
       `Feature view ${options.name}: ttlSeconds must be positive and at most ${MAX_TTL_SECONDS} (about 30,000 years)`,
     );
   }

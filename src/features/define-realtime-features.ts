@@ -1,4 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import { FEATURE_GROUP_PATTERN } from './define-feature-view.js';
 import type { FeatureSpec, FeatureValue } from './feature-kind.js';
 
@@ -87,12 +88,12 @@ export function defineRealtimeFeatures(
   },
 ): RealtimeFeatures {
   if (!FEATURE_GROUP_PATTERN.test(options.name)) {
-    throw new TypeError(
+    throw new AppDefinitionError(
       `Real-time feature group name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
     );
   }
   if (options.with !== undefined && options.entity === undefined) {
-    throw new TypeError(`Real-time features ${options.name}: \`with\` needs \`entity\``);
+    throw new AppDefinitionError(`Real-time features ${options.name}: \`with\` needs \`entity\``);
   }
   const entityTypes = [options.entity, options.with].filter((t): t is EntityType => t !== undefined);
   return {

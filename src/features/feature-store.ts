@@ -142,8 +142,9 @@ export class FeatureStore {
     nowMs = Date.now(),
   ): Promise<number> {
     for (const row of rows) {
-      // prepareFeatureRows rejects these as a 422; reaching here is a caller's bug. Checked before
-      // any write: Redis refuses an expiry past 2^63 ms inside a MULTI whose other SETs still apply.
+      // invariant: prepareFeatureRows rejects these as a 422; reaching here is a caller's bug.
+      // Checked before any write: Redis refuses an expiry past 2^63 ms inside a MULTI whose other
+      // SETs still apply.
       if (!isEventTime(row.eventTimestampMs))
         throw new RangeError(
           `event time ${row.eventTimestampMs} of ${view.name} row ${row.ids.join(',')} is out of range`,

@@ -1,4 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError, AppMisuseError, ModelInvalidError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
 import { CONSOLE_LOGGER, type ComponentContext } from '../request/component.js';
@@ -31,8 +32,9 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
 /** What one kind of file model (linear, GBDT, ONNX) does with its files. */
 export interface FileModelKind<T> {
   /**
-   * Turns a file into an evaluator; throws an Error saying what is wrong with it. `context` is
-   * what `initialize()` was given (the server's logger and settings).
+   * Turns a file into an evaluator; throws an Error saying what is wrong with it, which the
+   * model makes a ModelInvalidError naming the file. `context` is what `initialize()` was given
+   * (the server's logger and settings).
    */
   load(file: ModelFile, context: ComponentContext): MaybePromise<T>;
   score(evaluator: T, entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
@@ -168,12 +170,16 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     try {
       file = await readModelFile(this.file);
     } catch (error) {
-      throw new Error(`cannot read model file ${this.file}: ${readFailure(error)}`, { cause: error });
+      throw new ModelInvalidError(`cannot read model file ${this.file}: ${readFailure(error)}`, {
+        file: this.file,
+        cause: error,
+      });
     }
     try {
       return { evaluator: await this.#kind.load(file, this.#context), file, holds: 0, retired: false };
     } catch (error) {
-      throw new Error(`cannot load model file ${this.file}: ${reasonOf(error, this.file)}`, {
+      throw new ModelInvalidError(`cannot load model file ${this.file}: ${reasonOf(error, this.file)}`, {
+        file: this.file,
         cause: error,
       });
     }
@@ -200,7 +206,9 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   snapshot(): ModelSnapshot {
     const loaded = this.#current;
     if (loaded === undefined)
-      throw new Error(`model ${this.name} is not loaded: the app's initialize() has not run`);
+      throw new AppMisuseError(
+        `model ${this.name} is not loaded: await its initialize() (or the app's) before scoring with it`,
+      );
     this.#hold(loaded);
     let done = false;
     return {
@@ -267,7 +275,9 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     let next: Loaded<T>;
     try {
       const file = await readModelFile(this.file).catch((error: unknown) => {
-        throw new Error(`cannot read model file ${this.file}: ${readFailure(error)}`);
+        throw new ModelInvalidError(`cannot read model file ${this.file}: ${readFailure(error)}`, {
+          file: this.file,
+        });
       });
       if (file.hash === current.file.hash)
         return this.#record({ ...base, status: 'unchanged', version: current.file.version });
@@ -319,6 +329,6 @@ export function fileModel<T, E extends EntityType = EntityType>(
   kind: FileModelKind<T>,
 ): FileModel<E> {
   if (typeof options.name !== 'string' || options.name === '')
-    throw new TypeError('A file model needs a name');
+    throw new AppDefinitionError('A file model needs a name');
   return new FileBackedModel(options, features, kind);
 }

@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError, ModelInvalidError } from '../errors/index.js';
 import { explainedRows, unexplainedRows } from './explain/explanation.js';
 import { TreeShapExplainer } from './explain/tree-shap.js';
 import { featureMatrix } from './feature-matrix.js';
@@ -38,7 +39,7 @@ function sameFeature(stored: string, feature: string): boolean {
 /** Checks the listed features against the ensemble's; throws saying which differ. */
 function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): void {
   if (ensemble.numFeatures !== features.length) {
-    throw new Error(
+    throw new ModelInvalidError(
       `the model has ${ensemble.numFeatures} input features, but ${features.length} are listed in \`features\``,
     );
   }
@@ -51,7 +52,7 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
       : [`column ${i}: the file says ${JSON.stringify(name)}, \`features\` says ${JSON.stringify(feature)}`];
   });
   if (differ.length > 0) {
-    throw new Error(
+    throw new ModelInvalidError(
       `the feature names in the file differ from \`features\` (same order expected): ${differ.join('; ')}`,
     );
   }
@@ -76,7 +77,7 @@ export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelO
     objective === undefined ? undefined : objectiveOf(objective, `gbdt model ${options.name}`);
   // A JavaScript app may still pass the removed option; say so rather than ignore it (DR-017).
   if ((options as { threads?: unknown }).threads !== undefined) {
-    throw new TypeError(
+    throw new AppDefinitionError(
       `gbdt model ${options.name}: the \`threads\` option was removed; batches are scored on the request's thread`,
     );
   }

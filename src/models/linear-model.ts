@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { EntityType } from '../entities/define-entity.js';
+import { ModelInvalidError } from '../errors/index.js';
 import { splitName } from '../request/feature-table.js';
 import { explainedRows } from './explain/explanation.js';
 import { linearContributions, marginOf } from './explain/linear-contributions.js';
@@ -36,19 +37,25 @@ function weightsOf(text: string): { weights: Map<string, number>; bias: number }
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`not JSON (${(error as Error).message})`);
+    throw new ModelInvalidError(`not JSON (${(error as Error).message})`);
   }
   if (!isRecord(json) || !isRecord(json.weights))
-    throw new Error('expected {"weights": {"group:feature": number, ...}, "bias": number}');
+    throw new ModelInvalidError('expected {"weights": {"group:feature": number, ...}, "bias": number}');
   const weights = new Map<string, number>();
   for (const [name, weight] of Object.entries(json.weights)) {
     if (typeof weight !== 'number' || !Number.isFinite(weight))
-      throw new Error(`the weight of ${JSON.stringify(name)} is not a finite number`);
-    splitName(name);
+      throw new ModelInvalidError(`the weight of ${JSON.stringify(name)} is not a finite number`);
+    try {
+      splitName(name);
+    } catch (error) {
+      // The file's mistake, not a feature read in a request: a model error like the others here.
+      throw new ModelInvalidError((error as Error).message, { cause: error });
+    }
     weights.set(name, weight);
   }
   const bias = json.bias ?? 0;
-  if (typeof bias !== 'number' || !Number.isFinite(bias)) throw new Error('"bias" is not a finite number');
+  if (typeof bias !== 'number' || !Number.isFinite(bias))
+    throw new ModelInvalidError('"bias" is not a finite number');
   return { weights, bias };
 }
 
@@ -56,7 +63,7 @@ function parseLinear(text: string, features: readonly string[]): LinearWeights {
   const { weights, bias } = weightsOf(text);
   const unknown = [...weights.keys()].filter((name) => !features.includes(name));
   if (unknown.length > 0) {
-    throw new Error(
+    throw new ModelInvalidError(
       `weights for features the model does not list: ${unknown.join(', ')} (its features: ${features.join(', ') || 'none'})`,
     );
   }
@@ -68,8 +75,9 @@ function featuresFromFile(name: string, path: string): string[] {
   try {
     return [...weightsOf(readFileSync(path, 'utf8')).weights.keys()];
   } catch (error) {
-    throw new TypeError(
+    throw new ModelInvalidError(
       `linear model ${name}: cannot read its features from ${path}: ${(error as Error).message}`,
+      { file: path, cause: error },
     );
   }
 }

@@ -1,4 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { Feature } from '../features/feature-kind.js';
 import {
@@ -56,25 +57,34 @@ function checkOrder(chain: string, models: readonly Model[]): void {
   const members = new Map<string, number>();
   models.forEach((model, i) => {
     if (model.name.includes(':'))
-      throw new TypeError(`chain ${chain}: model name ${JSON.stringify(model.name)} must not contain ':'`);
+      throw new AppDefinitionError(
+        `chain ${chain}: model name ${JSON.stringify(model.name)} must not contain ':'`,
+      );
     if (members.has(model.name))
-      throw new TypeError(`chain ${chain}: two models are named ${JSON.stringify(model.name)}`);
+      throw new AppDefinitionError(`chain ${chain}: two models are named ${JSON.stringify(model.name)}`);
     members.set(model.name, i);
     for (const group of providedNames(model)) members.set(group, i);
   });
   models.forEach((model, i) => {
     for (const name of model.features ?? []) {
-      const [group, feature] = splitName(name);
+      let group: string;
+      let feature: string;
+      try {
+        [group, feature] = splitName(name);
+      } catch (error) {
+        // At definition: the app's mistake, named with its chain and model, not a lookup in a request.
+        throw new AppDefinitionError(`chain ${chain}: ${model.name}: ${(error as Error).message}`, error);
+      }
       const at = members.get(group);
       if (at === undefined) continue;
       if (at >= i) {
-        throw new TypeError(
+        throw new AppDefinitionError(
           `chain ${chain}: ${model.name} reads ${name}, but ${group} runs ${at === i ? 'as' : 'after'} ${model.name}: ` +
             'a model may read the scores of the models before it only',
         );
       }
       if (feature !== 'score')
-        throw new TypeError(
+        throw new AppDefinitionError(
           `chain ${chain}: ${model.name} reads ${name}; a chain records only ${group}:score`,
         );
     }
@@ -126,7 +136,7 @@ function versionOf(
  */
 export function chainModels<E extends EntityType = EntityType>(options: ChainOptions<E>): ModelChain<E> {
   const models = [...options.models];
-  if (models.length === 0) throw new TypeError(`chain ${options.name}: give at least one model`);
+  if (models.length === 0) throw new AppDefinitionError(`chain ${options.name}: give at least one model`);
   checkOrder(options.name, models);
   const features = [...new Set(models.flatMap((m) => m.features ?? []))];
   const provides = models.map((m) => ({ name: m.name, features: SCORE_FEATURES }));

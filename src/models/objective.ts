@@ -1,3 +1,4 @@
+import { AppDefinitionError } from '../errors/index.js';
 /** What a model does to its raw output: nothing, or a sigmoid (a probability, for logistic models). */
 export type Objective = 'raw' | 'sigmoid';
 
@@ -17,5 +18,7 @@ export function objectiveOf(objective: Objective, owner: string): (scores: Float
       return scores;
     };
   }
-  throw new TypeError(`${owner}: objective must be 'raw' or 'sigmoid', got ${JSON.stringify(objective)}`);
+  throw new AppDefinitionError(
+    `${owner}: objective must be 'raw' or 'sigmoid', got ${JSON.stringify(objective)}`,
+  );
 }

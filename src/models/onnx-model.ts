@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { ModelInvalidError } from '../errors/index.js';
 import { unexplainedRows } from './explain/explanation.js';
 import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
@@ -27,7 +28,7 @@ interface OnnxEvaluator {
 function pickName(kind: 'input' | 'output', names: readonly string[], wanted: string | undefined): string {
   const name = wanted ?? names[0];
   if (name === undefined || !names.includes(name)) {
-    throw new Error(
+    throw new ModelInvalidError(
       `the model has no ${kind} ${JSON.stringify(name ?? '')} (its ${kind}s: ${names.join(', ') || 'none'})`,
     );
   }
@@ -45,7 +46,7 @@ async function run(
   const result = (await session.run({ [input]: tensor }, [output]))[output];
   const data = result?.data;
   if (data === undefined || data.length !== rows) {
-    throw new Error(
+    throw new ModelInvalidError(
       `output ${output} has ${data?.length ?? 0} values for ${rows} rows (shape [${result?.dims.join(', ') ?? ''}]): ` +
         'pick an output with one score per row with `outputName`',
     );

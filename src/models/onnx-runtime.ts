@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../errors/index.js';
 /**
  * The part of onnxruntime-node's API rankd uses, declared here: onnxruntime-node is an optional
  * peer dependency, so neither rankd's build nor an app's type check may need its types.
@@ -40,14 +41,15 @@ export async function loadOnnxRuntime(model: string, specifier = 'onnxruntime-no
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
-      throw new Error(onnxInstallHint(model), { cause: error });
-    throw new Error(`model ${model}: onnxruntime-node failed to load: ${(error as Error).message}`, {
+      throw new ModelInvalidError(onnxInstallHint(model), { cause: error });
+    const reason = (error as Error).message;
+    throw new ModelInvalidError(`model ${model}: onnxruntime-node failed to load: ${reason}`, {
       cause: error,
     });
   }
   // The CommonJS package's names are on the namespace, or only on its default export.
   const runtime = module.InferenceSession ? module : module.default;
   if (runtime?.InferenceSession === undefined || runtime.Tensor === undefined)
-    throw new Error(`model ${model}: ${specifier} does not look like onnxruntime-node`);
+    throw new ModelInvalidError(`model ${model}: ${specifier} does not look like onnxruntime-node`);
   return runtime as OnnxRuntime;
 }

@@ -1,4 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import {
   CONSOLE_LOGGER,
@@ -76,7 +77,7 @@ const REMOTE_NOT_EXPLAINED = 'a remote model is explained by its inputs only';
 
 function positiveInteger(value: number, option: string, owner: string): number {
   if (!Number.isInteger(value) || value < 1)
-    throw new TypeError(`${owner}: ${option} must be a whole number ≥ 1, got ${value}`);
+    throw new AppDefinitionError(`${owner}: ${option} must be a whole number ≥ 1, got ${value}`);
   return value;
 }
 
@@ -112,7 +113,7 @@ export function remoteModel<E extends EntityType = EntityType>(
 ): RemoteModel<E> {
   const owner = `remote model ${options.name}`;
   const url = String(options.url);
-  if (!URL.canParse(url)) throw new TypeError(`${owner}: url ${JSON.stringify(url)} is not a URL`);
+  if (!URL.canParse(url)) throw new AppDefinitionError(`${owner}: url ${JSON.stringify(url)} is not a URL`);
   const features = [...options.features];
   const batchSize = positiveInteger(options.batchSize ?? 30, 'batchSize', owner);
   const concurrency = positiveInteger(options.concurrency ?? 4, 'concurrency', owner);
@@ -120,10 +121,10 @@ export function remoteModel<E extends EntityType = EntityType>(
   const warnEvery = positiveInteger(options.warnEvery ?? 100, 'warnEvery', owner);
   const retries = options.retries ?? 1;
   if (!Number.isInteger(retries) || retries < 0)
-    throw new TypeError(`${owner}: retries must be a whole number ≥ 0, got ${retries}`);
+    throw new AppDefinitionError(`${owner}: retries must be a whole number ≥ 0, got ${retries}`);
   const fallback = options.fallback;
   if (typeof fallback === 'number' && !Number.isFinite(fallback))
-    throw new TypeError(`${owner}: a constant fallback must be a finite number`);
+    throw new AppDefinitionError(`${owner}: a constant fallback must be a finite number`);
   const fallbackModel = typeof fallback === 'number' ? undefined : fallback;
   const stats: RemoteModelStats = {
     requests: 0,

@@ -1,3 +1,4 @@
+import { AppDefinitionError } from '../errors/index.js';
 import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import { featureSpecOf } from '../features/feature-kind.js';
@@ -37,7 +38,7 @@ export function planFeatures(
   const realtimeByName = new Map<string, RealtimeFeatures>();
   for (const group of realtime) {
     if (viewsByName.has(group.name) || realtimeByName.has(group.name)) {
-      throw new TypeError(`${pipeline}: the name ${group.name} is used by two feature groups`);
+      throw new AppDefinitionError(`${pipeline}: the name ${group.name} is used by two feature groups`);
     }
     realtimeByName.set(group.name, group);
   }
@@ -45,7 +46,7 @@ export function planFeatures(
   for (const component of allComponents(components)) {
     for (const group of component.provides ?? []) {
       if (viewsByName.has(group.name) || realtimeByName.has(group.name) || providedByName.has(group.name)) {
-        throw new TypeError(
+        throw new AppDefinitionError(
           `${pipeline}: ${component.name} computes features named ${group.name}:..., but another feature group has that name`,
         );
       }
@@ -64,7 +65,7 @@ export function planFeatures(
     try {
       [groupName, feature] = splitName(name);
     } catch (error) {
-      throw new TypeError(`${pipeline}: ${owner}: ${(error as Error).message}`);
+      throw new AppDefinitionError(`${pipeline}: ${owner}: ${(error as Error).message}`, error);
     }
     const view = viewsByName.get(groupName);
     const group = realtimeByName.get(groupName);
@@ -72,17 +73,17 @@ export function planFeatures(
     const specs = view?.features ?? group?.features ?? provided?.features;
     if (specs === undefined) {
       if (providedByName.has(groupName)) {
-        throw new TypeError(
+        throw new AppDefinitionError(
           `${pipeline}: ${owner} needs ${name}, but ${groupName} is computed by a model while the pipeline runs, after real-time features`,
         );
       }
-      throw new TypeError(
+      throw new AppDefinitionError(
         `${pipeline}: ${owner} needs ${name}, but no feature view or real-time feature group is named ${groupName} ` +
           `(views: ${[...viewsByName.keys()].join(', ') || 'none'}; real-time: ${[...realtimeByName.keys()].join(', ') || 'none'})`,
       );
     }
     if (featureSpecOf(specs, feature) === undefined) {
-      throw new TypeError(
+      throw new AppDefinitionError(
         `${pipeline}: ${owner} needs ${name}, but ${groupName} has no feature ${feature} (it has ${Object.keys(specs).join(', ')})`,
       );
     }

@@ -1,3 +1,5 @@
+import { ConfigError } from '../errors/index.js';
+
 /**
  * How keys are laid out: `single` is the predecessor's layout, kept byte for byte; `cluster` puts a
  * hash tag on the entity identity so that an entity's index value and all its feature rows share a
@@ -24,8 +26,9 @@ export class RedisKeys {
 
   constructor(projectName: string, indexVersion: string, layout: KeyLayout = 'single') {
     // A brace in the prefix would open a hash tag before the identity's and put every key in one slot.
+    // loadConfig refuses such settings already; this catches a Config an app built by hand.
     if (layout === 'cluster' && /[{}]/.test(`${projectName}${indexVersion}`)) {
-      throw new TypeError('PROJECT_NAME and INDEX_VERSION must not contain { or } on a Redis Cluster');
+      throw new ConfigError(['PROJECT_NAME and INDEX_VERSION must not contain { or } on a Redis Cluster']);
     }
     this.layout = layout;
     this.#project = projectName;
@@ -44,6 +47,7 @@ export class RedisKeys {
   featureRow(view: string, ids: readonly string[], entityType?: string): string {
     const [first = '', second] = ids;
     if (this.layout === 'cluster') {
+      // invariant: every caller passes the view's entity type; only a new caller could forget it.
       if (entityType === undefined) throw new TypeError(`featureRow(${view}): the entity type is required`);
       const tag = identityTag(entityType, first);
       return `${this.#featurePrefix}${view}:${second === undefined ? tag : `${tag}:${second}`}`;

@@ -1,3 +1,4 @@
+import { AppLoadError } from '../errors/index.js';
 import type { FeatureSpec } from '../features/feature-kind.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -67,7 +68,7 @@ export async function initializeComponents(
           await component.initialize?.(context);
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
-          throw new Error(`Component ${component.name} failed to initialize: ${reason}`, { cause: error });
+          throw new AppLoadError(`Component ${component.name} failed to initialize: ${reason}`, error);
         }
       })(),
     );
@@ -87,6 +88,8 @@ export async function disposeComponents(components: Iterable<Component>): Promis
   results.forEach((result, i) => {
     if (result.status === 'rejected') {
       const reason = result.reason instanceof Error ? result.reason.message : String(result.reason);
+      // Never an answer to anyone: a line for the shutdown log (build-server.ts logs its message;
+      // a chain's dispose() passes it up to be logged the same way).
       failures.push(new Error(`Component ${unique[i]?.name} failed to close: ${reason}`));
     }
   });

@@ -1,4 +1,5 @@
 import type { Identifier } from '../entities/identifier.js';
+import { FeatureLookupError } from '../errors/index.js';
 import { type FeatureSpec, type FeatureValue, featureSpecOf } from '../features/feature-kind.js';
 import type { StoredRow } from '../features/feature-store.js';
 import type { RowLayout, RowSlot } from '../features/row-layout.js';
@@ -54,10 +55,8 @@ interface Resolved {
   slot: RowSlot | undefined;
 }
 
-/** A feature name that cannot be read in this request: an app bug, reported with what to change. */
-export class FeatureLookupError extends Error {
-  override name = 'FeatureLookupError';
-}
+/** Where it was declared before the catalogue held it: imports of it from here keep working. */
+export { FeatureLookupError };
 
 /**
  * The feature table of one request: stored rows and computed real-time values by group
@@ -292,6 +291,7 @@ export class FeatureTable {
       group.rows = rows;
       group.stored = stored;
     } else if (group.stored !== stored) {
+      // invariant: a group is filled by hydration (stored) or by its own computation, never both.
       throw new Error('A feature group holds either stored rows or computed values, not both');
     }
     if (group.entityTypes.length < 2) {

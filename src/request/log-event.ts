@@ -1,3 +1,4 @@
+import { AppMisuseError } from '../errors/index.js';
 import { BUILT_IN_EVENT_TYPES } from '../events/recorder.js';
 import { currentContext } from './request-context.js';
 
@@ -17,8 +18,10 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  */
 export function logEvent(eventType: string, data: Record<string, unknown>): void {
   if (!EVENT_TYPE.test(eventType))
-    throw new TypeError(`logEvent: ${JSON.stringify(eventType)} is not an event type (letters, digits, _)`);
+    throw new AppMisuseError(
+      `logEvent: ${JSON.stringify(eventType)} is not an event type: a letter, then letters, digits and _ (at most 64)`,
+    );
   if (BUILT_IN_EVENT_TYPES.has(eventType))
-    throw new TypeError(`logEvent: ${eventType} is a built-in event type; name app events differently`);
+    throw new AppMisuseError(`logEvent: ${eventType} is a built-in event type; name app events differently`);
   currentContext().events.add(eventType, data);
 }

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Identifier } from '../entities/identifier.js';
+import { AppMisuseError } from '../errors/index.js';
 import { EventRecorder } from '../events/recorder.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
@@ -142,7 +143,10 @@ export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): 
 export function currentContext(): RequestContext {
   const context = storage.getStore();
   if (context === undefined)
-    throw new Error('No rankd request is being served here: getFeature works only inside pipeline code');
+    throw new AppMisuseError(
+      'No rankd request is being served here: getFeature works only inside pipeline code run by a ' +
+        'request (a model, business logic, real-time features), and so do logEvent and getExperimentVariant',
+    );
   return context;
 }
 

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { ErrorCode } from '../../errors/index.js';
 import { CliError } from '../cli-error.js';
 
 /** The file formats the loaders read. */
@@ -36,6 +37,7 @@ export function formatOf(path: string, explicit: InputFormat | undefined): Input
   for (const [pattern, format] of EXTENSIONS) if (pattern.test(name)) return format;
   throw new CliError(
     `cannot tell the format of ${path} from its name (.jsonl, .ndjson, .json, .csv, optionally .gz); pass --format jsonl or --format csv`,
+    ErrorCode.CLI_USAGE,
   );
 }
 
@@ -57,11 +59,14 @@ export async function openInput(path: string, explicit: InputFormat | undefined)
   } else {
     try {
       const info = await stat(path);
-      if (!info.isFile()) throw new CliError(`${path} is not a file`);
+      if (!info.isFile()) throw new CliError(`${path} is not a file`, ErrorCode.INPUT_INVALID);
       totalBytes = info.size;
     } catch (error) {
       if (error instanceof CliError) throw error;
-      throw new CliError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new CliError(
+        `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+        ErrorCode.INPUT_INVALID,
+      );
     }
     source = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   }
@@ -82,6 +87,6 @@ async function* gunzipped(path: string, source: AsyncIterable<Buffer>): AsyncGen
   try {
     for await (const chunk of output) yield chunk as Buffer;
   } catch (error) {
-    throw new CliError(`cannot decompress ${path}: ${(error as Error).message}`);
+    throw new CliError(`cannot decompress ${path}: ${(error as Error).message}`, ErrorCode.INPUT_INVALID);
   }
 }

@@ -3,6 +3,7 @@ import { createStores, type Stores } from '../../app/create-stores.js';
 import type { RankdApp } from '../../app/define-app.js';
 import { loadConfig, readEnvFiles } from '../../config/index.js';
 import type { EntityType } from '../../entities/define-entity.js';
+import { ErrorCode } from '../../errors/index.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
 import { CliError, type Log } from '../cli-error.js';
 import { loadApp, resolveAppPath } from '../load-app.js';
@@ -103,7 +104,10 @@ export async function loadFile<D>(
   const declarations = kind.declarations(app);
   const declaration = declarations.get(name);
   if (declaration === undefined)
-    throw new CliError(`${app.name} has no ${kind.what} ${name}; it has ${known(declarations.keys())}`);
+    throw new CliError(
+      `${app.name} has no ${kind.what} ${name}; it has ${known(declarations.keys())}`,
+      ErrorCode.CLI_USAGE,
+    );
   const input = await openInput(file === '-' ? file : resolve(cwd, file), options.format);
   const stores = createStores(config);
   try {
@@ -111,6 +115,7 @@ export async function loadFile<D>(
     if (!options.dryRun && !(await stores.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
       throw new CliError(
         `Redis at ${stores.redis.address} is not answering; start it with \`rankd redis\` or point REDIS_URL at one (nothing was loaded)`,
+        ErrorCode.REDIS_UNAVAILABLE,
       );
     }
     const progress = new Progress({

@@ -1,3 +1,4 @@
+import { ErrorCode, RankdError } from '../../errors/index.js';
 /** A data row read from a file: the object, or why the line could not be read as one. */
 export type SourceRecord =
   | { readonly line: number; readonly value: Record<string, unknown> }
@@ -7,13 +8,12 @@ export type SourceRecord =
  * The file cannot be read past `line` (a CSV quote never closed, a corrupt gzip stream, a read
  * error): the load stops there whatever `--on-error` says, since nothing after it can be trusted.
  */
-export class InputError extends Error {
+export class InputError extends RankdError {
   /** The file line where reading failed. */
   readonly line: number;
 
   constructor(line: number, message: string) {
-    super(message);
-    this.name = 'InputError';
+    super(ErrorCode.INPUT_INVALID, 400, message);
     this.line = line;
   }
 }

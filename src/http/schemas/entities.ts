@@ -32,6 +32,7 @@ export const EntityObjectSchema = Type.Object({}, { additionalProperties: true, 
 /** The entity type named by a validated `entity_type` (the schema already rejected unknown names). */
 export function entityTypeOf(app: RankdApp, name: string): EntityType {
   const type = app.entityTypes.get(name);
+  // invariant: the route's schema lists exactly the app's entity types, so an unknown one is a 422 first.
   if (type === undefined) throw new TypeError(`entity type ${name} passed validation but is unknown`);
   return type;
 }

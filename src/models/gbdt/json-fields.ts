@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../../errors/index.js';
 /**
  * Typed access to a parsed JSON document, each failure naming the path of the offending field,
  * because "Cannot read properties of undefined" says nothing about which part of a model file is
@@ -14,7 +15,7 @@ export class JsonObject {
   /** Wraps `value`, which must be a JSON object. */
   static of(value: unknown, path: string): JsonObject {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw new Error(`${path} is not an object`);
+      throw new ModelInvalidError(`${path} is not an object`);
     }
     return new JsonObject(value as Record<string, unknown>, path);
   }
@@ -32,14 +33,16 @@ export class JsonObject {
   /** The array at `key`. */
   array(key: string): unknown[] {
     const value = this.value[key];
-    if (!Array.isArray(value)) throw new Error(`${this.at(key)} is ${describe(value)}, not an array`);
+    if (!Array.isArray(value))
+      throw new ModelInvalidError(`${this.at(key)} is ${describe(value)}, not an array`);
     return value;
   }
 
   /** The string at `key`. */
   string(key: string): string {
     const value = this.value[key];
-    if (typeof value !== 'string') throw new Error(`${this.at(key)} is ${describe(value)}, not a string`);
+    if (typeof value !== 'string')
+      throw new ModelInvalidError(`${this.at(key)} is ${describe(value)}, not a string`);
     return value;
   }
 
@@ -55,7 +58,7 @@ export class JsonObject {
       if (entry === null) out[i] = Number.NaN;
       else if (typeof entry === 'number') out[i] = entry;
       else if (typeof entry === 'boolean') out[i] = entry ? 1 : 0;
-      else throw new Error(`${this.at(key)}[${i}] is ${describe(entry)}, not a number`);
+      else throw new ModelInvalidError(`${this.at(key)}[${i}] is ${describe(entry)}, not a number`);
     });
     return out;
   }
@@ -64,7 +67,7 @@ export class JsonObject {
   integers(key: string): Int32Array {
     const numbers = this.numbers(key);
     numbers.forEach((n, i) => {
-      if (!Number.isInteger(n)) throw new Error(`${this.at(key)}[${i}] is ${n}, not an integer`);
+      if (!Number.isInteger(n)) throw new ModelInvalidError(`${this.at(key)}[${i}] is ${n}, not an integer`);
     });
     return Int32Array.from(numbers);
   }

@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../../errors/index.js';
 import { GbdtModelError } from './model-error.js';
 import { TreeEnsemble, type TreeEnsembleOptions } from './tree-ensemble.js';
 import { type EnsembleSource, MissingRule, type OutputTransform, type TreeSource } from './tree-source.js';
@@ -29,14 +30,16 @@ function transformOf(objective: string): OutputTransform {
   if (name === 'binary') {
     const sigmoid = params.find((p) => p.startsWith('sigmoid:'));
     const scale = sigmoid ? Number(sigmoid.slice('sigmoid:'.length)) : 1;
-    if (!(scale > 0)) throw new Error(`objective ${objective} has an invalid sigmoid parameter`);
+    if (!(scale > 0)) throw new ModelInvalidError(`objective ${objective} has an invalid sigmoid parameter`);
     return { kind: 'sigmoid', scale };
   }
   if (name === 'cross_entropy') return { kind: 'sigmoid', scale: 1 };
   if (LOG_LINK.includes(name)) return { kind: 'exp' };
   if (RANKING.includes(name)) return IDENTITY;
   if (REGRESSION.includes(name)) return params.includes('sqrt') ? { kind: 'signed-square' } : IDENTITY;
-  throw new Error(`objective ${objective} is not supported; supported: ${LIGHTGBM_OBJECTIVES.join(', ')}`);
+  throw new ModelInvalidError(
+    `objective ${objective} is not supported; supported: ${LIGHTGBM_OBJECTIVES.join(', ')}`,
+  );
 }
 
 /** LightGBM writes doubles with %g, so infinities can appear as `inf`. */
@@ -63,21 +66,23 @@ class Section {
 
   text(key: string): string {
     const value = this.fields.get(key);
-    if (value === undefined) throw new Error(`${this.name} (line ${this.line}) has no ${key}=`);
+    if (value === undefined) throw new ModelInvalidError(`${this.name} (line ${this.line}) has no ${key}=`);
     return value;
   }
 
   numbers(key: string, length: number): Float64Array {
     const tokens = this.text(key).trim().split(/\s+/).filter(Boolean);
     if (tokens.length !== length) {
-      throw new Error(
+      throw new ModelInvalidError(
         `${this.name} (line ${this.line}): ${key} has ${tokens.length} values, expected ${length}`,
       );
     }
     const values = Float64Array.from(tokens, parseNumber);
     const bad = values.findIndex((v, i) => Number.isNaN(v) && !/^-?nan$/i.test(tokens[i] as string));
     if (bad >= 0)
-      throw new Error(`${this.name} (line ${this.line}): ${key} value ${tokens[bad]} is not a number`);
+      throw new ModelInvalidError(
+        `${this.name} (line ${this.line}): ${key} value ${tokens[bad]} is not a number`,
+      );
     return values;
   }
 
@@ -85,14 +90,18 @@ class Section {
     const values = this.numbers(key, length);
     const bad = values.findIndex((v) => !Number.isInteger(v));
     if (bad >= 0)
-      throw new Error(`${this.name} (line ${this.line}): ${key} value ${values[bad]} is not an integer`);
+      throw new ModelInvalidError(
+        `${this.name} (line ${this.line}): ${key} value ${values[bad]} is not an integer`,
+      );
     return Int32Array.from(values);
   }
 
   count(key: string): number {
     const value = Number(this.text(key));
     if (!Number.isInteger(value) || value < 0) {
-      throw new Error(`${this.name} (line ${this.line}): ${key}=${this.text(key)} is not a count`);
+      throw new ModelInvalidError(
+        `${this.name} (line ${this.line}): ${key}=${this.text(key)} is not a count`,
+      );
     }
     return value;
   }
@@ -101,7 +110,7 @@ class Section {
 /** Splits the file into its header and tree sections; everything after `end of trees` is ignored. */
 function sections(text: string): { header: Section; trees: Section[] } {
   const lines = text.split(/\r?\n/);
-  if (lines[0]?.trim() !== 'tree') throw new Error('the first line is not "tree"');
+  if (lines[0]?.trim() !== 'tree') throw new ModelInvalidError('the first line is not "tree"');
   const header = new Section('the header', 1);
   const trees: Section[] = [];
   let current = header;
@@ -119,15 +128,17 @@ function sections(text: string): { header: Section; trees: Section[] } {
       current.fields.set(key, value);
     }
   }
-  if (trees.length === 0) throw new Error('the file has no Tree= sections');
+  if (trees.length === 0) throw new ModelInvalidError('the file has no Tree= sections');
   return { header, trees };
 }
 
 function parseTree(section: Section): TreeSource {
   const leaves = section.count('num_leaves');
-  if (leaves === 0) throw new Error(`${section.name} has num_leaves=0`);
+  if (leaves === 0) throw new ModelInvalidError(`${section.name} has num_leaves=0`);
   if (section.has('is_linear') && section.text('is_linear').trim() !== '0') {
-    throw new Error(`${section.name} is a linear tree (linear_tree=true), which is not supported`);
+    throw new ModelInvalidError(
+      `${section.name} is a linear tree (linear_tree=true), which is not supported`,
+    );
   }
   const leafValue = section.numbers('leaf_value', leaves);
   const splits = leaves - 1;
@@ -156,7 +167,8 @@ function parseTree(section: Section): TreeSource {
       numCat > 0 ? section.numbers('cat_threshold', boundaries[numCat] as number) : new Float64Array();
     decisions.forEach((decision, node) => {
       const rule = MISSING_RULES[(decision >> 2) & 3];
-      if (rule === undefined) throw new Error(`${section.name}: node ${node} has decision_type ${decision}`);
+      if (rule === undefined)
+        throw new ModelInvalidError(`${section.name}: node ${node} has decision_type ${decision}`);
       missing[node] = rule;
       defaultLeft[node] = decision & DEFAULT_LEFT_MASK ? 1 : 0;
       if (decision & CATEGORICAL_MASK) {
@@ -164,7 +176,9 @@ function parseTree(section: Section): TreeSource {
         const start = boundaries[index];
         const end = boundaries[index + 1];
         if (!Number.isInteger(index) || start === undefined || end === undefined || end < start) {
-          throw new Error(`${section.name}: categorical node ${node} points at missing bitset ${index}`);
+          throw new ModelInvalidError(
+            `${section.name}: categorical node ${node} points at missing bitset ${index}`,
+          );
         }
         categories.set(node, Uint32Array.from(words.subarray(start, end)));
       }
@@ -206,7 +220,7 @@ export function lightgbmSource(text: string): EnsembleSource {
   const numClass = header.has('num_class') ? header.count('num_class') : 1;
   const perIteration = header.has('num_tree_per_iteration') ? header.count('num_tree_per_iteration') : 1;
   if (numClass > 1 || perIteration > 1) {
-    throw new Error(`multi-class models (num_class=${numClass}) are not supported`);
+    throw new ModelInvalidError(`multi-class models (num_class=${numClass}) are not supported`);
   }
   const objective = header.has('objective') ? header.text('objective').trim() : 'none';
   const numFeatures = header.count('max_feature_idx') + 1;

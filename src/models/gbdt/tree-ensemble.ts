@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../../errors/index.js';
 import {
   addTrees,
   type FlatLayout,
@@ -78,7 +79,7 @@ export class TreeEnsemble {
     const shapes = source.trees.map((tree, index) => measureTree(tree, index));
     const weights = source.treeWeights;
     if (weights && weights.length !== source.trees.length) {
-      throw new Error(`${weights.length} tree weights for ${source.trees.length} trees`);
+      throw new ModelInvalidError(`${weights.length} tree weights for ${source.trees.length} trees`);
     }
     // XGBoost leaves are float32 and DART multiplies them by a float32 weight in float32.
     const leafScale = (tree: number, value: number): number => {
@@ -92,9 +93,10 @@ export class TreeEnsemble {
       shapes.every((shape) => shape.depth <= MAX_HEAP_DEPTH) &&
       heapLayoutSize(shapes) <= MAX_HEAP_GROWTH * nodes + 4096;
     const choice = options.layout ?? 'auto';
-    if (choice === 'heap' && categorical) throw new Error('the heap layout cannot hold categorical splits');
+    if (choice === 'heap' && categorical)
+      throw new ModelInvalidError('the heap layout cannot hold categorical splits');
     if (choice === 'heap' && !shapes.every((shape) => shape.depth <= MAX_HEAP_DEPTH)) {
-      throw new Error(`the heap layout cannot hold trees deeper than ${MAX_HEAP_DEPTH}`);
+      throw new ModelInvalidError(`the heap layout cannot hold trees deeper than ${MAX_HEAP_DEPTH}`);
     }
     this.layout = choice === 'heap' || (choice === 'auto' && !categorical && heapFits) ? 'heap' : 'pointer';
     let flat: FlatLayout;
@@ -112,13 +114,13 @@ export class TreeEnsemble {
     this.input = inputArray(flat, 0);
     this.minColumns = this.columns.maxFeature + 1;
     if (this.minColumns > source.numFeatures) {
-      throw new Error(
+      throw new ModelInvalidError(
         `a split reads feature ${this.columns.maxFeature}, but the model has ${source.numFeatures} features`,
       );
     }
   }
 
-  /** Flattens a parsed model; throws an Error saying what is wrong if its trees are damaged. */
+  /** Flattens a parsed model; throws a ModelInvalidError saying what is wrong if its trees are damaged. */
   static fromSource(source: EnsembleSource, options: TreeEnsembleOptions = {}): TreeEnsemble {
     return new TreeEnsemble(source, options);
   }
@@ -129,6 +131,7 @@ export class TreeEnsemble {
    */
   predictMargin(matrix: Float64Array, rows: number, cols: number, out?: Float64Array): Float64Array {
     this.checkBatch(matrix, rows, cols);
+    // invariant: a caller's buffer, never sized by input.
     if (out && out.length < rows) throw new RangeError(`out has room for ${out.length} rows, not ${rows}`);
     const result = out ?? new Float64Array(rows);
     const width = this.columns.width;
@@ -161,6 +164,8 @@ export class TreeEnsemble {
   }
 
   private checkBatch(matrix: Float64Array, rows: number, cols: number): void {
+    // invariant: gbdtModel checks at load that its features are the model's columns, and builds
+    // the matrix from them; only a caller of this class passing its own matrix can get these wrong.
     if (!Number.isInteger(rows) || rows < 0) throw new RangeError(`rows must be a count, not ${rows}`);
     if (!Number.isInteger(cols) || cols < this.minColumns) {
       throw new RangeError(`the model reads ${this.minColumns} features per row; rows have ${cols}`);

@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../../errors/index.js';
 import type { TreeSource } from './tree-source.js';
 
 /** What flattening needs to know about a tree before laying it out. */
@@ -13,13 +14,13 @@ export interface TreeShape {
 
 /**
  * Checks that `tree` is a tree — children in range, every node reached once, arrays as long as
- * the node count — and measures it. Throws an Error naming the tree and node otherwise, since a
- * damaged file would otherwise loop forever or score garbage.
+ * the node count — and measures it. Throws a ModelInvalidError naming the tree and node
+ * otherwise, since a damaged file would otherwise loop forever or score garbage.
  */
 export function measureTree(tree: TreeSource, index: number): TreeShape {
   const count = tree.left.length;
   const where = (node: number) => `tree ${index}, node ${node}`;
-  if (count === 0) throw new Error(`tree ${index} has no nodes`);
+  if (count === 0) throw new ModelInvalidError(`tree ${index} has no nodes`);
   for (const [name, array] of Object.entries({
     right: tree.right,
     feature: tree.feature,
@@ -29,7 +30,7 @@ export function measureTree(tree: TreeSource, index: number): TreeShape {
     defaultLeft: tree.defaultLeft,
   })) {
     if (array.length !== count)
-      throw new Error(`tree ${index}: ${name} has ${array.length} entries, not ${count}`);
+      throw new ModelInvalidError(`tree ${index}: ${name} has ${array.length} entries, not ${count}`);
   }
   const seen = new Uint8Array(count);
   const stack: number[] = [0, 0];
@@ -40,14 +41,15 @@ export function measureTree(tree: TreeSource, index: number): TreeShape {
   while (stack.length > 0) {
     const level = stack.pop() as number;
     const node = stack.pop() as number;
-    if (seen[node]) throw new Error(`${where(node)} is reached twice: the tree has a cycle or shared node`);
+    if (seen[node])
+      throw new ModelInvalidError(`${where(node)} is reached twice: the tree has a cycle or shared node`);
     seen[node] = 1;
     const left = tree.left[node] as number;
     const right = tree.right[node] as number;
-    if (left < 0 !== right < 0) throw new Error(`${where(node)} has one child, not two or none`);
+    if (left < 0 !== right < 0) throw new ModelInvalidError(`${where(node)} has one child, not two or none`);
     if (left < 0) {
       if (!Number.isFinite(tree.value[node]))
-        throw new Error(`${where(node)} is a leaf without a finite value`);
+        throw new ModelInvalidError(`${where(node)} is a leaf without a finite value`);
       leaves++;
       leafDepths += level;
       depth = Math.max(depth, level);
@@ -55,14 +57,14 @@ export function measureTree(tree: TreeSource, index: number): TreeShape {
     }
     for (const child of [left, right]) {
       if (!Number.isInteger(child) || child >= count || child === 0) {
-        throw new Error(`${where(node)} has child ${child}, outside the tree's ${count} nodes`);
+        throw new ModelInvalidError(`${where(node)} has child ${child}, outside the tree's ${count} nodes`);
       }
     }
     const feature = tree.feature[node] as number;
     if (!Number.isInteger(feature) || feature < 0)
-      throw new Error(`${where(node)} splits on feature ${feature}`);
+      throw new ModelInvalidError(`${where(node)} splits on feature ${feature}`);
     if (!tree.categories?.has(node) && Number.isNaN(tree.threshold[node])) {
-      throw new Error(`${where(node)} is a numerical split without a threshold`);
+      throw new ModelInvalidError(`${where(node)} is a numerical split without a threshold`);
     }
     splits++;
     stack.push(right, level + 1, left, level + 1);

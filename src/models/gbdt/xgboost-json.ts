@@ -1,3 +1,4 @@
+import { ModelInvalidError } from '../../errors/index.js';
 import { JsonObject, parseLenientJson } from './json-fields.js';
 import { GbdtModelError } from './model-error.js';
 import { TreeEnsemble, type TreeEnsembleOptions } from './tree-ensemble.js';
@@ -35,10 +36,10 @@ function parseBaseScore(raw: unknown, path: string): number {
   const text = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : undefined;
   const inner = text?.replace(/^\[(.*)\]$/, '$1').trim();
   if (inner === undefined || inner === '' || inner.includes(',')) {
-    throw new Error(`${path} is ${JSON.stringify(raw)}, not one number`);
+    throw new ModelInvalidError(`${path} is ${JSON.stringify(raw)}, not one number`);
   }
   const value = Number(inner);
-  if (!Number.isFinite(value)) throw new Error(`${path} is ${JSON.stringify(raw)}, not a number`);
+  if (!Number.isFinite(value)) throw new ModelInvalidError(`${path} is ${JSON.stringify(raw)}, not a number`);
   return value;
 }
 
@@ -48,11 +49,14 @@ function baseMargin(link: Link, baseScore: number, path: string): number {
   const score = f(baseScore);
   if (link === 'identity') return score;
   if (link === 'log') {
-    if (!(score > 0)) throw new Error(`${path} is ${baseScore}; a log-link objective needs it > 0`);
+    if (!(score > 0))
+      throw new ModelInvalidError(`${path} is ${baseScore}; a log-link objective needs it > 0`);
     return f(Math.log(score));
   }
   if (!(score > 0 && score < 1)) {
-    throw new Error(`${path} is ${baseScore}; a logistic objective needs it strictly between 0 and 1`);
+    throw new ModelInvalidError(
+      `${path} is ${baseScore}; a logistic objective needs it strictly between 0 and 1`,
+    );
   }
   return f(-Math.log(f(f(1 / score) - 1)));
 }
@@ -69,13 +73,15 @@ function parseTree(tree: JsonObject): TreeSource {
       const start = segments[k] ?? -1;
       const size = sizes[k] ?? -1;
       if (start < 0 || size < 0 || start + size > all.length) {
-        throw new Error(`${tree.path}: categories of node ${node} lie outside the categories array`);
+        throw new ModelInvalidError(
+          `${tree.path}: categories of node ${node} lie outside the categories array`,
+        );
       }
       const members = all.subarray(start, start + size);
       const max = members.reduce((m, c) => Math.max(m, c), -1);
       const bits = new Uint32Array((max >> 5) + 1);
       for (const c of members) {
-        if (c < 0) throw new Error(`${tree.path}: node ${node} has negative category ${c}`);
+        if (c < 0) throw new ModelInvalidError(`${tree.path}: node ${node} has negative category ${c}`);
         bits[c >> 5] = (bits[c >> 5] as number) | (1 << (c & 31));
       }
       categories.set(node, bits);
@@ -84,7 +90,7 @@ function parseTree(tree: JsonObject): TreeSource {
   if (tree.has('split_type')) {
     tree.integers('split_type').forEach((type, node) => {
       if (type === 1 && (left[node] as number) >= 0 && !categories.has(node)) {
-        throw new Error(`${tree.path}: node ${node} is a categorical split without categories`);
+        throw new ModelInvalidError(`${tree.path}: node ${node} is a categorical split without categories`);
       }
     });
   }
@@ -113,12 +119,16 @@ export function xgboostSource(document: unknown): EnsembleSource {
   const numClass = Number(params.value.num_class ?? 0);
   const numTarget = Number(params.value.num_target ?? 1);
   if (numClass > 1 || numTarget > 1) {
-    throw new Error(`multi-output models (num_class ${numClass}, num_target ${numTarget}) are not supported`);
+    throw new ModelInvalidError(
+      `multi-output models (num_class ${numClass}, num_target ${numTarget}) are not supported`,
+    );
   }
   const objective = learner.object('objective').string('name');
   const rules = OBJECTIVES[objective];
   if (!rules) {
-    throw new Error(`objective ${objective} is not supported; supported: ${XGBOOST_OBJECTIVES.join(', ')}`);
+    throw new ModelInvalidError(
+      `objective ${objective} is not supported; supported: ${XGBOOST_OBJECTIVES.join(', ')}`,
+    );
   }
   let booster = learner.object('gradient_booster');
   const boosterName = booster.string('name');
@@ -127,20 +137,22 @@ export function xgboostSource(document: unknown): EnsembleSource {
     treeWeights = booster.numbers('weight_drop');
     booster = booster.object('gbtree');
   } else if (boosterName !== 'gbtree') {
-    throw new Error(`booster ${boosterName} is not supported (only gbtree and dart are tree models)`);
+    throw new ModelInvalidError(
+      `booster ${boosterName} is not supported (only gbtree and dart are tree models)`,
+    );
   }
   const model = booster.object('model');
   const trees = model
     .array('trees')
     .map((tree, i) => parseTree(JsonObject.of(tree, `${model.at('trees')}[${i}]`)));
   if (model.has('tree_info') && model.integers('tree_info').some((group) => group !== 0)) {
-    throw new Error(
+    throw new ModelInvalidError(
       `${model.at('tree_info')} assigns trees to several outputs; multi-output is not supported`,
     );
   }
   const numFeatures = Number(params.value.num_feature);
   if (!Number.isInteger(numFeatures) || numFeatures < 0) {
-    throw new Error(`${params.at('num_feature')} is ${JSON.stringify(params.value.num_feature)}`);
+    throw new ModelInvalidError(`${params.at('num_feature')} is ${JSON.stringify(params.value.num_feature)}`);
   }
   const names = learner.has('feature_names') ? learner.array('feature_names').map(String) : [];
   return {
