@@ -87,7 +87,9 @@ let monitor: RedisMonitor;
 
 before(async () => {
   redis = await startTestRedis();
-  server = await testServer(redis, { app });
+  // No event sink: its background writes (XTRIM, MEMORY USAGE of the stream) would count in the
+  // keyspace hits and commands these tests read, whenever a flush falls inside one.
+  server = await testServer(redis, { app, env: { EVENTS_SINK: 'off' } });
   raw = await RawRedis.connect(redis);
   stats = new RedisStats(raw);
   monitor = await RedisMonitor.start(redis);
