@@ -26,6 +26,13 @@ export const ConfigSchema = Type.Object({
    * cluster (the rest of its nodes are discovered) and `REDIS_URL`/`REDIS_HOST`/`REDIS_PORT` are not used.
    */
   REDIS_CLUSTER_NODES: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  /**
+   * Whether responses may name Redis's host and port (or a cluster's nodes): `/readyz` and the 503s
+   * of an outage. Off, they say what to do without them, and only the server's log names them:
+   * `/readyz` answers without a key, and the network's layout is no caller's business.
+   * @defaultValue `false`
+   */
+  EXPOSE_REDIS_ADDRESS: Type.Boolean({ default: false }),
   /** How long one connection attempt to Redis may take, in ms. @defaultValue `2000` */
   REDIS_CONNECT_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
   /** How long one Redis command may take before the request answers 503, in ms. @defaultValue `2000` */

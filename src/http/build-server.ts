@@ -115,10 +115,10 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   installRequestIdHeader(server);
   if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
   tracing?.install(server);
-  installErrorHandling(server);
+  installErrorHandling(server, { exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS });
   installAccessControl(server, config);
   await registerDocs(server, app.name);
-  registerHealthRoutes(server, redis);
+  registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS);
   registerEntityUploadRoute(server, services);
   registerEntityGetRoute(server, services);
   registerEntityDeleteRoutes(server, services);

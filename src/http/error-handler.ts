@@ -40,16 +40,24 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail?: st
   },
 };
 
+/** How errors are answered; each has a default so that a bare call answers as a default server. */
+export interface ErrorResponseOptions {
+  /** Answer messages that name Redis's address as they are (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
+  readonly exposeRedisAddress?: boolean;
+}
+
 /**
- * The one place where errors become HTTP responses: catalogue errors keep their status and code,
- * Fastify's request errors are mapped onto the catalogue, and anything else is a 500 that is
- * logged in full but answered without internals.
+ * The one place where errors become HTTP responses: catalogue errors keep their status and code
+ * (and lose the Redis address unless `exposeRedisAddress`), Fastify's request errors are mapped
+ * onto the catalogue, and anything else is a 500 that is logged in full but answered without
+ * internals.
  */
-export function toErrorResponse(error: unknown): Mapped {
+export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): Mapped {
   if (error instanceof RankdError) {
+    const message = options.exposeRedisAddress ? error.message : (error.publicMessage ?? error.message);
     return {
       status: error.statusCode,
-      body: { detail: error.problems ?? error.message, error_code: error.code, ...error.extra },
+      body: { detail: error.problems ?? message, error_code: error.code, ...error.extra },
     };
   }
   // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
@@ -97,11 +105,16 @@ function messageOf(error: Partial<FastifyError>): string {
 }
 
 /** Installs the error and not-found handlers on `server`. */
-export function installErrorHandling(server: FastifyInstance): void {
+export function installErrorHandling(server: FastifyInstance, options: ErrorResponseOptions = {}): void {
   server.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const { status, body } = toErrorResponse(error);
-    // A Redis outage answers every request with 503: one line each, not a stack trace each.
-    if (status === 503) request.log.warn({ status, error_code: body.error_code }, String(body.detail));
+    const { status, body } = toErrorResponse(error, options);
+    // A Redis outage answers every request with 503: one line each, not a stack trace each. The
+    // line has the whole message, the address included, whatever the response may say.
+    if (status === 503)
+      request.log.warn(
+        { status, error_code: body.error_code },
+        error instanceof RankdError ? error.message : String(body.detail),
+      );
     else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ status, error_code: body.error_code }, 'request rejected');
     return reply.code(status).type('application/json; charset=utf-8').send(body);
