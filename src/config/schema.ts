@@ -121,10 +121,18 @@ export const ConfigSchema = Type.Object({
   /** Serve `GET /metrics` (Prometheus) and keep the metrics behind it. @defaultValue `true` */
   METRICS_ENABLED: Type.Boolean({ default: true }),
   /**
-   * Who may read `/metrics`: `public` (scrapers rarely hold app keys; keep the port private
-   * instead) or `key` (an API key, like the API routes). @defaultValue `public`
+   * Who may read `/metrics` on the main port: `key` (as the API routes: a key once `API_KEYS` is
+   * set, so that turning keys on leaves nothing open by mistake) or `public`. A scraper that holds
+   * no key reads `METRICS_PORT` instead. @defaultValue `key`
    */
-  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'public' }),
+  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'key' }),
+  /**
+   * A port of its own for `GET /metrics`, without any key, for a scraper inside the network (a
+   * port the Service or load balancer does not expose): `rankd run` serves it on `HOST`, and the
+   * main port then has no `/metrics`. With `--workers`, the primary serves it, summing every
+   * worker's metrics. Unset: `/metrics` is on the main port.
+   */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /**
    * OpenTelemetry spans per request and per pipeline stage. Off: no OpenTelemetry package is even
    * loaded. On: needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and

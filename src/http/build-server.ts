@@ -113,7 +113,13 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
 
   // Before any route: the request metrics hook into each route as it is added.
   installRequestIdHeader(server);
-  if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
+  // With METRICS_PORT the metrics are read there (`rankd run` serves it), never through this port.
+  if (metrics)
+    installHttpMetrics(
+      server,
+      metrics,
+      config.METRICS_PORT === undefined ? { access: config.METRICS_ACCESS } : 'elsewhere',
+    );
   tracing?.install(server);
   installErrorHandling(server, { exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS });
   installAccessControl(server, config);
