@@ -18,6 +18,8 @@ import { CliError } from '../src/cli/cli-error.js';
 import { openInput } from '../src/cli/load/input.js';
 import { InputError } from '../src/cli/load/records.js';
 import { ProductEntity } from '../src/entities/built-in.js';
+import { withoutAddresses } from '../src/errors/addresses.js';
+import { PartialWriteError, RedisUnavailableError } from '../src/errors/index.js';
 import { buildServer } from '../src/http/build-server.js';
 import { toErrorResponse } from '../src/http/error-handler.js';
 import {
@@ -661,5 +663,64 @@ describe('app bugs met by a request: 500 with their own code and a detail that s
     assert.ok(new ExperimentLookupError('x') instanceof RankdError);
     assert.equal(new ExperimentLookupError('x').name, 'ExperimentLookupError');
     assert.equal(new FeatureLookupError('x').name, 'FeatureLookupError');
+  });
+});
+
+describe('503: the Redis address is left out of responses unless EXPOSE_REDIS_ADDRESS=true', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:7001'), { code: 'ECONNREFUSED' });
+
+  test('unavailable: neither the configured address nor one in the cause; the message (logged) keeps both', () => {
+    const error = new RedisUnavailableError('redis.internal:6390', refused);
+    const hidden = toErrorResponse(error).body.detail as string;
+    for (const part of ['redis.internal', '6390', '10.1.2.3', '7001'])
+      assert.ok(!hidden.includes(part), `${part} in ${hidden}`);
+    assert.match(hidden, /^Redis is not available \(connect ECONNREFUSED <address>\)\. Start a local one/);
+    assert.match(hidden, /REDIS_URL/);
+    const shown = toErrorResponse(error, { exposeRedisAddress: true }).body.detail;
+    assert.equal(shown, error.message);
+    assert.match(
+      error.message,
+      /^Redis at redis\.internal:6390 is not available \(connect ECONNREFUSED 10\.1\.2\.3:7001\)/,
+    );
+  });
+
+  test('a host named without a port (ENOTFOUND), IPv6, a cluster’s seed nodes', () => {
+    const cases: Array<[address: string, cause: string, cluster: boolean]> = [
+      ['cache:6379', 'getaddrinfo ENOTFOUND cache', false],
+      ['[fd00::7]:6379', 'connect ECONNREFUSED fd00::7:6379', false],
+      ['node-a.prod:7000,node-b.prod:7000', 'MOVED 866 node-c.prod:7002', true],
+    ];
+    for (const [address, cause, cluster] of cases) {
+      const detail = toErrorResponse(new RedisUnavailableError(address, new Error(cause), cluster)).body
+        .detail as string;
+      for (const part of ['cache', 'fd00', 'node-a', 'node-b', 'node-c', '7000', '7002', '6379'])
+        assert.ok(!detail.includes(part), `${part} in ${detail}`);
+    }
+  });
+
+  test('a partial write keeps its ids and leaves the node out', () => {
+    const error = new PartialWriteError(
+      ['p1'],
+      ['p2'],
+      new Error('connect ETIMEDOUT 10.0.0.9:7003'),
+      '10.0.0.1:7000',
+    );
+    const { status, body } = toErrorResponse(error);
+    assert.equal(status, 503);
+    assert.deepEqual([body.written_ids, body.failed_ids], [['p1'], ['p2']]);
+    assert.ok(!String(body.detail).includes('10.0.0'), String(body.detail));
+    assert.match(
+      String(toErrorResponse(error, { exposeRedisAddress: true }).body.detail),
+      /10\.0\.0\.9:7003/,
+    );
+  });
+
+  test('withoutAddresses leaves ordinary reasons alone', () => {
+    for (const text of [
+      'no answer within 2000 ms',
+      'LOADING Redis is loading the dataset in memory',
+      'The client is offline',
+    ])
+      assert.equal(withoutAddresses(text, ['redis']), text);
   });
 });

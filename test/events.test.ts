@@ -526,6 +526,52 @@ describe('POST /api/v1/events/feedback', () => {
     assert.equal(await streamLength(redis, key), before);
   });
 
+  test('an entity id with an unpaired surrogate is a 422 naming it, with upload’s message; nothing written', async () => {
+    // In UTF-8 every unpaired surrogate is U+FFFD: the event would name another entity.
+    const upload = await postJson(server, '/api/v1/entities/upload', {
+      entity_type: 'product',
+      entities: [{ product_id: '\ud800SURR' }],
+    });
+    assert.equal(upload.status, 422, JSON.stringify(upload.body));
+    const { msg, type } = upload.body.detail[0];
+    const before = await streamLength(redis, key);
+    const good = { request_id: 'r4', entity_id: 'p01', feedback_type: 'click' };
+    const res = await feedback([
+      good,
+      { ...good, entity_id: 'p\udc1e' },
+      good,
+      { ...good, entity_id: '\udbff' },
+    ]);
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error_code, 'RANKD_VALIDATION');
+    assert.deepEqual(res.body.detail, [
+      { loc: ['body', 'events', 1, 'entity_id'], msg, type },
+      { loc: ['body', 'events', 3, 'entity_id'], msg, type },
+    ]);
+    await server.rankd.events.flush();
+    assert.equal(await streamLength(redis, key), before);
+    // A pair (an emoji) is ordinary text.
+    const pair = await feedback([{ ...good, entity_id: 'candle\ud83d\udd6f' }]);
+    assert.deepEqual(pair.body, { written: 1 });
+  });
+
+  test('a ranking request with such an id is refused before it runs: no event reaches the stream', async () => {
+    await server.rankd.events.flush();
+    const before = await streamLength(redis, key);
+    const res = await rank(server, {
+      request_id: 'surrogate',
+      candidates: [{ product_id: 'p01' }, { product_id: '\ud800SURR' }],
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.detail.map((p: { loc: unknown[] }) => p.loc),
+      [['body', 'candidates', 1, 'product_id']],
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await server.rankd.events.flush();
+    assert.equal(await streamLength(redis, key), before);
+  });
+
   test('documented in /openapi.json with its errors', async () => {
     const doc = (await server.inject({ method: 'GET', url: '/openapi.json' })).json();
     const op = doc.paths['/api/v1/events/feedback']?.post;

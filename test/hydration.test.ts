@@ -87,7 +87,8 @@ let monitor: RedisMonitor;
 
 before(async () => {
   redis = await startTestRedis();
-  // Events off: the sink's MEMORY USAGE of its stream would count as a keyspace hit here.
+  // No event sink: its background writes (XTRIM, MEMORY USAGE of the stream) would count in the
+  // keyspace hits and commands these tests read, whenever a flush falls inside one.
   server = await testServer(redis, { app, env: { EVENTS_SINK: 'off' } });
   raw = await RawRedis.connect(redis);
   stats = new RedisStats(raw);
@@ -468,5 +469,131 @@ describe('values written behind rankd’s back', () => {
     assert.equal(esc2?.title, 'line\nbreak\ttab');
     assert.deepEqual(esc2?.tags, ['a', { b: [null, true] }]);
     assert.equal(p1?.title, 'Candle');
+  });
+});
+
+describe('ids with an unpaired surrogate', () => {
+  // Redis keys are UTF-8, where every unpaired surrogate becomes U+FFFD: "\ud800SURR" would be the
+  // key of "\ufffdSURR". That entity exists here, so any read through the bad id would find it.
+  before(async () => {
+    await uploadEntities(server, 'product', [{ product_id: '\ufffdSURR', title: 'Impostor' }]);
+    await uploadEntities(server, 'brand', [{ brand_id: '\ufffdB', name: 'Impostor brand' }]);
+    await uploadEntities(server, 'user', [{ user_id: 'bind\ufffdB', segment: 'impostor' }]);
+  });
+
+  /** What upload answers for such an id: the ranking route must say the same. */
+  async function uploadProblem(): Promise<{ msg: string; type: string }> {
+    const res = await postJson(server, '/api/v1/entities/upload', {
+      entity_type: 'product',
+      entities: [{ product_id: '\ud800SURR' }],
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    const [problem] = res.body.detail;
+    return { msg: problem.msg, type: problem.type };
+  }
+
+  const cases: Array<[label: string, body: Record<string, unknown>, loc: Array<string | number>]> = [
+    [
+      'a candidate id',
+      { candidates: [...ids('p1', 'p2', 'p3'), { product_id: '\ud800SURR' }] },
+      ['body', 'candidates', 3, 'product_id'],
+    ],
+    ['the user id', { candidates: ids('p1'), user: { user_id: 'bind\udc1eB' } }, ['body', 'user', 'user_id']],
+    [
+      'the query text (the query entity’s id)',
+      { candidates: ids('p1'), query: { query: 'can\udbffdle' } },
+      ['body', 'query', 'query'],
+    ],
+    [
+      'a reference id a candidate sends',
+      { candidates: [{ product_id: 'p1' }, { product_id: 'p2', brand_id: '\udfffB' }] },
+      ['body', 'candidates', 1, 'brand_id'],
+    ],
+    [
+      'the id of a referenced object a candidate nests',
+      { candidates: [{ product_id: 'p1', brand_id: 'b1', brand: { brand_id: '\ud800B' } }] },
+      ['body', 'candidates', 0, 'brand', 'brand_id'],
+    ],
+    [
+      'a reference id two levels down',
+      {
+        candidates: ids('p1'),
+        featured_brand: { brand_id: 'b1', maker: { maker_id: 'm\ud83d' } },
+      },
+      ['body', 'featured_brand', 'maker', 'maker_id'],
+    ],
+  ];
+  for (const [label, body, loc] of cases) {
+    test(`${label}: 422 naming its place, with upload's message; nothing read, nothing written`, async () => {
+      const expected = await uploadProblem();
+      await stats.reset();
+      monitor.clear();
+      const request_id = `surrogate-${loc.join('-')}`;
+      const res = await postJson(server, '/api/v1/ranking', { request_id, ...body });
+      assert.equal(res.status, 422, JSON.stringify(res.body));
+      assert.equal(res.body.error_code, 'RANKD_VALIDATION');
+      assert.deepEqual(res.body.detail, [{ loc, ...expected }]);
+      assert.equal(seen.get(request_id), undefined, 'the model did not run');
+      assert.deepEqual(await stats.keyspace(), { hits: 0, misses: 0 }, 'no key was read');
+      const commands = (await monitor.commands()).filter(([name]) => name !== 'PING' && name !== 'INFO');
+      assert.deepEqual(commands, [], 'no Redis command at all: nothing read, nothing written');
+    });
+  }
+
+  test('every such id of a request is named, in the order of the body', async () => {
+    const res = await postJson(server, '/api/v1/ranking', {
+      request_id: 'surrogate-all',
+      user: { user_id: '\ud800' },
+      candidates: [
+        { product_id: '\udc00a' },
+        { product_id: 'p1' },
+        { product_id: 'b\udbff', brand_id: '\ud800' },
+      ],
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.detail.map((p: { loc: unknown[] }) => p.loc.join('.')),
+      [
+        'body.candidates.0.product_id',
+        'body.candidates.2.product_id',
+        'body.candidates.2.brand_id',
+        'body.user.user_id',
+      ],
+    );
+  });
+
+  test('paired surrogates (an emoji), escaped or not, are ordinary text', async () => {
+    await uploadEntities(server, 'product', [{ product_id: 'candle🕯️', title: 'Emoji' }]);
+    const saw = await hydrated({
+      candidates: [{ product_id: 'candle🕯️' }],
+      user: { user_id: 'u\ud83d\ude00' },
+    });
+    assert.equal(saw.candidates[0]?.title, 'Emoji');
+    // The same text with the pair written as escapes.
+    const escaped =
+      '{"request_id":"pair-escaped","candidates":[{"product_id":"candle\\ud83d\\udd6f\\ufe0f"}]}';
+    const res = await postJson(server, '/api/v1/ranking', escaped);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(seen.get('pair-escaped')?.candidates[0]?.title, 'Emoji');
+  });
+
+  test('a stored reference holding such an id is hydrated as not found: no other id’s entity, no read', async () => {
+    // Upload refuses such an id as an entity's id, not inside another field: stored data may hold one.
+    await uploadEntities(server, 'product', [
+      { product_id: 'sur1', title: 'Bad ref', brand_id: '\ud800B' },
+      { product_id: 'sur2', title: 'Same bad ref', brand_id: '\ud800B' },
+    ]);
+    await stats.reset();
+    monitor.clear();
+    const saw = await hydrated({ candidates: ids('sur1', 'sur2', 'p3') });
+    const [sur1, sur2, p3] = saw.candidates;
+    assert.deepEqual(sur1?.brand, { brand_id: '\ud800B', name: null, maker_id: null });
+    assert.deepEqual(sur2?.brand, { brand_id: '\ud800B', name: null, maker_id: null });
+    assert.equal(dig(p3, 'brand', 'name'), 'Zed');
+    await assertMgets(
+      [key('product', 'sur1'), key('product', 'sur2'), key('product', 'p3')],
+      [key('brand', 'b2')],
+      [key('maker', 'm1')],
+    );
   });
 });

@@ -50,6 +50,19 @@ test('the same value or the same error as Fastify’s parser, for every body', (
   for (const body of BODIES) assert.deepEqual(run(ours, body), run(fastify, body), JSON.stringify(body));
 });
 
+test('rankdNoSurrogates: true unless the text spells a surrogate as an escape (any case)', () => {
+  const ours = jsonBodyParser(Fastify());
+  const flag = (body: string) => {
+    const request = {} as { rankdNoSurrogates?: boolean };
+    ours(request as never, body, () => undefined);
+    return request.rankdNoSurrogates;
+  };
+  for (const body of ['{"a":"b"}', '{"text":"\\u00e9 \\uFFFD \\ud7ff"}', '{"raw":"\ufffd🕯️"}', ''])
+    assert.equal(flag(body), true, body);
+  for (const body of ['{"id":"\\ud800"}', '{"id":"\\uDBFF\\uDFFF"}', '{"id":"x\\udc1e"}', '{"id":"\\uDfFf"}'])
+    assert.equal(flag(body), false, body);
+});
+
 describe('over HTTP', () => {
   const fixture = useTestServer();
 

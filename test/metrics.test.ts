@@ -2,8 +2,9 @@
  * `GET /metrics`: after real traffic (index upload and get, ranking requests, a 404, a 422, and a
  * 503 with Redis killed) every series is there with the right labels and counts; route labels are
  * patterns; the Redis error counter counts the outage. Also the settings (METRICS_ACCESS,
- * METRICS_ENABLED), the event and model-reload hooks, and that rankd's fast histogram renders
- * exactly what prom-client's own would.
+ * METRICS_ENABLED, METRICS_PORT, served by `rankd run` alone and with workers, where the primary
+ * sums the workers' metrics), the event and model-reload hooks, and that rankd's fast histogram
+ * renders exactly what prom-client's own would.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,10 +13,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Histogram, Registry } from 'prom-client';
+import { loadConfig } from '../src/config/index.js';
 import { defineApp, defineRankingPipeline, linearModel } from '../src/index.js';
 import { FastHistogram } from '../src/observability/histogram.js';
+import { type RankdMetrics, renderSummed } from '../src/observability/metrics.js';
 import { reportModelReload } from '../src/observability/model-reloads.js';
 import { PIPELINE_STAGES } from '../src/request/stage-timing.js';
+import { killServices, startCliService } from './helpers/cli-service.js';
+import { freePort } from './helpers/free-port.js';
 import { OBSERVED_PIPELINE, observedApp, observedProducts, rankingBody } from './helpers/observed-app.js';
 import { find, type PromSample, parsePrometheus, sampleValue } from './helpers/prometheus.js';
 import { TemplateProduct } from './helpers/ranking-app.js';
@@ -231,18 +236,83 @@ describe('settings', () => {
     return server;
   };
 
-  test('with API keys on, /metrics stays public by default (scrapers hold no app key)', async () => {
+  test('with API keys on, /metrics needs a key by default, as the API routes do', async () => {
     const server = await serve({ API_KEYS: 'k1' });
+    const res = await server.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(res.statusCode, 401, res.body);
+    assert.equal(res.json().error_code, 'RANKD_UNAUTHORIZED');
+    const api = await postJson(server, '/api/v1/entities/get', { entity_type: 'product', entity_ids: ['x'] });
+    assert.equal(api.status, 401);
+    for (const headers of [{ 'x-api-key': 'k1' }, { authorization: 'Bearer k1' }])
+      assert.equal((await server.inject({ method: 'GET', url: '/metrics', headers })).statusCode, 200);
+  });
+
+  test('without API keys /metrics is open, as every route', async () => {
+    const server = await serve({});
+    assert.equal((await server.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
+  });
+
+  test('METRICS_ACCESS=public: /metrics answers without a key while the API needs one', async () => {
+    const server = await serve({ API_KEYS: 'k1', METRICS_ACCESS: 'public' });
     assert.equal((await server.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
     const api = await postJson(server, '/api/v1/entities/get', { entity_type: 'product', entity_ids: ['x'] });
     assert.equal(api.status, 401);
   });
 
-  test('METRICS_ACCESS=key: /metrics needs an API key', async () => {
-    const server = await serve({ API_KEYS: 'k1', METRICS_ACCESS: 'key' });
-    assert.equal((await server.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+  test('METRICS_PORT: no /metrics on the server’s own port, whatever the key; requests still counted', async () => {
+    const server = await serve({ API_KEYS: 'k1', METRICS_PORT: '19464', METRICS_ACCESS: 'public' });
     const res = await server.inject({ method: 'GET', url: '/metrics', headers: { 'x-api-key': 'k1' } });
-    assert.equal(res.statusCode, 200);
+    assert.equal(res.statusCode, 404, res.body);
+    assert.equal(res.json().error_code, 'RANKD_NOT_FOUND');
+    await server.inject({ method: 'GET', url: '/healthcheck' });
+    const { samples } = parsePrometheus(await (server.rankd.metrics as RankdMetrics).render());
+    assert.equal(requests(samples, '/healthcheck', 'GET', 200), 1);
+  });
+
+  test('METRICS_PORT must differ from PORT and needs METRICS_ENABLED', () => {
+    assert.throws(
+      () => loadConfig({ PORT: '5001', METRICS_PORT: '5001' }),
+      /METRICS_PORT=5001: must differ from PORT/,
+    );
+    assert.throws(
+      () => loadConfig({ METRICS_PORT: '9464', METRICS_ENABLED: 'false' }),
+      /METRICS_PORT=9464: set, but METRICS_ENABLED=false/,
+    );
+    assert.equal(loadConfig({ METRICS_PORT: '9464' }).METRICS_PORT, 9464);
+    assert.equal(loadConfig({}).METRICS_PORT, undefined);
+  });
+
+  test('renderSummed: several servers’ metrics as one, each series summed on its own', async () => {
+    const [a, b] = [await serve({}), await serve({})] as [FastifyInstance, FastifyInstance];
+    for (let i = 0; i < 2; i++) await a.inject({ method: 'GET', url: '/healthcheck' });
+    await a.inject({ method: 'GET', url: '/nope' });
+    await b.inject({ method: 'GET', url: '/healthcheck' });
+    await postJson(b, '/api/v1/entities/get', { entity_type: 'product', entity_ids: ['x'] });
+    const snapshots = [
+      await (a.rankd.metrics as RankdMetrics).snapshot(),
+      await (b.rankd.metrics as RankdMetrics).snapshot(),
+    ];
+    const { contentType, text } = await renderSummed(snapshots);
+    assert.match(contentType, /^text\/plain; version=0\.0\.4/);
+    const { samples } = parsePrometheus(text);
+    assert.equal(requests(samples, '/healthcheck', 'GET', 200), 3);
+    assert.equal(requests(samples, 'unknown', 'GET', 404), 1);
+    assert.equal(requests(samples, '/api/v1/entities/get', 'POST', 200), 1);
+    // The histogram keeps one series per route: its buckets are not added across routes.
+    const count = (route: string) =>
+      sampleValue(samples, 'rankd_http_request_duration_seconds_count', {
+        route,
+        method: 'GET',
+        status: '200',
+      });
+    assert.equal(count('/healthcheck'), 3);
+    const inf = sampleValue(samples, 'rankd_http_request_duration_seconds_bucket', {
+      route: '/healthcheck',
+      method: 'GET',
+      status: '200',
+      le: '+Inf',
+    });
+    assert.equal(inf, 3);
   });
 
   test('METRICS_ENABLED=false: no /metrics route and no metrics', async () => {
@@ -313,4 +383,62 @@ test("the fast histogram renders exactly what prom-client's histogram renders fo
     reference.labels(...labels).observe(value);
   }
   assert.equal(await ours.metrics(), await theirs.metrics());
+});
+
+describe('METRICS_PORT with `rankd run`: no key there, none on the main port', () => {
+  const APP = 'test/fixtures/workers/app.ts';
+  let redis: TestRedis;
+
+  before(async () => {
+    redis = await startTestRedis();
+  });
+
+  after(async () => {
+    killServices();
+    await redis?.stop();
+  });
+
+  /** `count` requests to /healthcheck, each on a connection of its own (so that workers take turns). */
+  async function healthchecks(base: string, count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
+      const res = await fetch(`${base}/healthcheck`, { headers: { connection: 'close' } });
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+    }
+  }
+
+  async function scrapePort(port: number) {
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers.get('content-type')), /^text\/plain; version=0\.0\.4/);
+    return parsePrometheus(await res.text()).samples;
+  }
+
+  for (const workers of [1, 2]) {
+    test(`--workers ${workers}: every request of every worker counted once, read without a key`, {
+      timeout: 180_000,
+    }, async () => {
+      const metricsPort = await freePort();
+      const service = await startCliService(
+        APP,
+        { REDIS_URL: redis.url, API_KEYS: 'k1', METRICS_PORT: String(metricsPort) },
+        ['--workers', String(workers)],
+      );
+      assert.match(service.output(), new RegExp(`metrics: http://127\\.0\\.0\\.1:${metricsPort}/metrics`));
+      const main = await fetch(`${service.base}/metrics`, { headers: { 'x-api-key': 'k1' } });
+      assert.equal(main.status, 404, 'not on the main port, even with a key');
+      await main.arrayBuffer();
+      const other = await fetch(`http://127.0.0.1:${metricsPort}/healthcheck`);
+      assert.equal(other.status, 404, 'the metrics port serves nothing else');
+      await other.arrayBuffer();
+      // 20 requests: with two workers, taking connections in turn, each counted 10. One worker's
+      // metrics (what /metrics on the main port gives with workers) would say 10.
+      await healthchecks(service.base, 20);
+      const samples = await scrapePort(metricsPort);
+      assert.equal(requests(samples, '/healthcheck', 'GET', 200), 20);
+      assert.ok(samples.every((sample) => sample.name.startsWith('rankd_')));
+      service.child.kill('SIGTERM');
+      assert.equal(await service.exited, 0, service.output());
+    });
+  }
 });

@@ -146,6 +146,24 @@ describe('stored features of referenced entities', () => {
     assert.deepEqual(rowReads, [['brand_stats:b1', 'product_stats:p1', 'product_stats:p3']]);
   });
 
+  test('a stored reference whose id has an unpaired surrogate reads neither the entity nor its rows', async () => {
+    // In UTF-8 "\ud800B" is "\ufffdB": that brand and its rows exist, and must not be taken.
+    await uploadEntities(server, 'brand', [{ brand_id: '\ufffdB', name: 'Impostor' }]);
+    await uploadEntities(server, 'product', [{ product_id: 'p4', brand_id: '\ud800B' }]);
+    const now = Date.now();
+    await server.rankd.features.write(BrandStats, [
+      { ids: ['\ufffdB'], values: { rating: 9.9 }, eventTimestampMs: now },
+    ]);
+    await server.rankd.features.write(ProductStats, [
+      { ids: ['p4'], values: { ctr: 0.4 }, eventTimestampMs: now },
+    ]);
+    monitor.clear();
+    const { read, rowReads } = await rank({ candidates: [{ product_id: 'p4' }, { product_id: 'p2' }] });
+    // p4's brand is not found: the rating's default, not the impostor's 9.9.
+    assert.deepEqual(read, { p4: [0.4, -1], p2: [0.2, 3.5] });
+    assert.deepEqual(rowReads, [['product_stats:p2', 'product_stats:p4'], ['brand_stats:b2']]);
+  });
+
   test('a request without references reads its rows with one MGET', async () => {
     const { read, rowReads } = await rank({ candidates: [{ product_id: 'p3' }] });
     assert.deepEqual(read, { p3: [0.3, 'no brand'] });

@@ -3,8 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, readEnvFiles } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
+import { type MetricsText, type RunningMetricsServer, startMetricsServer } from '../http/metrics-server.js';
 import { type RunningServer, startServer } from '../http/start-server.js';
-import type { Log } from './cli-error.js';
+import { renderSummed } from '../observability/metrics.js';
+import { CliError, type Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
 import { prepareRedis } from './prepare-redis.js';
 import { WorkerSupervisor } from './workers/primary.js';
@@ -41,16 +43,59 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   const app = await loadApp(resolveAppPath(options.app, cwd));
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
   const server = await buildConnected(config, app);
+  let metricsPort: RunningMetricsServer | undefined;
+  try {
+    const metrics = server.rankd.metrics;
+    // The configuration has checked that METRICS_PORT comes with metrics on.
+    if (metrics !== undefined)
+      metricsPort = await serveMetricsPort(config, async () => ({
+        contentType: metrics.contentType,
+        text: await metrics.render(),
+      }));
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  // The metrics port needs no closing of its own: a closed server's process exits.
   const running = await listen(server, config, output, (signal) =>
     output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
-  );
+  ).catch(async (error: unknown) => {
+    await metricsPort?.close();
+    throw error;
+  });
   // Without a primary there is nobody to start a fresh process; SIGHUP must not kill this one either.
   process.on('SIGHUP', () =>
     output.warn(
       'rankd: SIGHUP ignored: a reload replaces worker processes, and this one runs alone; run with --workers 2 (or more) for zero-downtime reloads',
     ),
   );
-  output.log(`rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc)`);
+  output.log(
+    `rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc${metricsNote(config, metricsPort)})`,
+  );
+}
+
+/** How long the primary waits for its workers' metrics on a scrape; the slower ones are left out. */
+const WORKER_METRICS_TIMEOUT_MS = 3000;
+
+/**
+ * Serves `render` on `METRICS_PORT` (on `HOST`), when set; a port that cannot be bound stops the
+ * start, as the main port would.
+ */
+async function serveMetricsPort(
+  config: Config,
+  render: () => Promise<MetricsText>,
+): Promise<RunningMetricsServer | undefined> {
+  if (config.METRICS_PORT === undefined) return undefined;
+  try {
+    return await startMetricsServer(render, { port: config.METRICS_PORT, host: config.HOST });
+  } catch (error) {
+    throw new CliError(`METRICS_PORT=${config.METRICS_PORT}: ${(error as Error).message}`);
+  }
+}
+
+/** `; metrics: <url>` for the serving line, when the metrics have a port of their own. */
+function metricsNote(config: Config, metricsPort: RunningMetricsServer | undefined): string {
+  return metricsPort === undefined ? '' : `; metrics: http://${config.HOST}:${metricsPort.port}/metrics`;
 }
 
 function configOf(options: RunOptions, cwd: string): Config {
@@ -116,11 +161,20 @@ async function runPrimary(
     log: output.log,
     warn: output.warn,
   });
+  // Bound before any worker is forked, so that a taken port stops the start with nothing to undo.
+  // Each worker keeps its own metrics; a scrape here is their sum, whichever worker it would
+  // have reached on the main port.
+  const metricsPort = await serveMetricsPort(config, async () =>
+    renderSummed(await supervisor.workerMetrics(WORKER_METRICS_TIMEOUT_MS)),
+  );
   supervisor.handleSignals();
-  const serving = await supervisor.start();
+  const serving = await supervisor.start().catch(async (error: unknown) => {
+    await metricsPort?.close();
+    throw error;
+  });
   if (serving === undefined) return;
   output.log(
-    `rankd serving ${serving.app} on http://${config.HOST}:${serving.port} with ${count} workers (docs: /redoc)`,
+    `rankd serving ${serving.app} on http://${config.HOST}:${serving.port} with ${count} workers (docs: /redoc${metricsNote(config, metricsPort)})`,
   );
 }
 
@@ -130,13 +184,14 @@ async function runWorker(options: RunOptions, output: RunOutput, cwd: string): P
   let app: RankdApp;
   let running: RunningServer;
   let config: Config;
+  let server: FastifyInstance;
   try {
     config = configOf(options, cwd);
     app = await loadApp(resolveAppPath(options.app, cwd));
-    const server = await buildConnected(config, app);
+    server = await buildConnected(config, app);
     running = await listen(server, config, output);
   } catch (error) {
     return failAsWorker(error);
   }
-  await serveAsWorker(running, app.name, config.SHUTDOWN_TIMEOUT_MS);
+  await serveAsWorker(running, app.name, config.SHUTDOWN_TIMEOUT_MS, server.rankd.metrics);
 }

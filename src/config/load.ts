@@ -114,7 +114,7 @@ export function loadConfig(
       problems.push(`${name}=${JSON.stringify(withDefaults[name])}: ${why}`);
     }
   }
-  problems.push(...clusterProblems(withDefaults));
+  problems.push(...clusterProblems(withDefaults), ...metricsPortProblems(withDefaults));
   problems.push(...timeoutProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
@@ -153,6 +153,16 @@ function timeoutProblems(settings: Record<string, unknown>): string[] {
   if (typeof headers !== 'number' || typeof request !== 'number') return [];
   if (headers > 0 && request > 0 && headers > request)
     return [`HEADERS_TIMEOUT_MS=${headers}: must not be more than REQUEST_TIMEOUT_MS (${request})`];
+  return [];
+}
+
+/** `METRICS_PORT` must be a port of its own, and have metrics to serve. */
+function metricsPortProblems(settings: Record<string, unknown>): string[] {
+  const port = settings.METRICS_PORT;
+  if (port === undefined) return [];
+  if (port === settings.PORT)
+    return [`METRICS_PORT=${port}: must differ from PORT (the metrics get a port of their own)`];
+  if (settings.METRICS_ENABLED === false) return [`METRICS_PORT=${port}: set, but METRICS_ENABLED=false`];
   return [];
 }
 

@@ -58,6 +58,13 @@ export const ConfigSchema = Type.Object({
    * cluster (the rest of its nodes are discovered) and `REDIS_URL`/`REDIS_HOST`/`REDIS_PORT` are not used.
    */
   REDIS_CLUSTER_NODES: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  /**
+   * Whether responses may name Redis's host and port (or a cluster's nodes): `/readyz` and the 503s
+   * of an outage. Off, they say what to do without them, and only the server's log names them:
+   * `/readyz` answers without a key, and the network's layout is no caller's business.
+   * @defaultValue `false`
+   */
+  EXPOSE_REDIS_ADDRESS: Type.Boolean({ default: false }),
   /** How long one connection attempt to Redis may take, in ms. @defaultValue `2000` */
   REDIS_CONNECT_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
   /** How long one Redis command may take before the request answers 503, in ms. @defaultValue `2000` */
@@ -146,10 +153,18 @@ export const ConfigSchema = Type.Object({
   /** Serve `GET /metrics` (Prometheus) and keep the metrics behind it. @defaultValue `true` */
   METRICS_ENABLED: Type.Boolean({ default: true }),
   /**
-   * Who may read `/metrics`: `public` (scrapers rarely hold app keys; keep the port private
-   * instead) or `key` (an API key, like the API routes). @defaultValue `public`
+   * Who may read `/metrics` on the main port: `key` (as the API routes: a key once `API_KEYS` is
+   * set, so that turning keys on leaves nothing open by mistake) or `public`. A scraper that holds
+   * no key reads `METRICS_PORT` instead. @defaultValue `key`
    */
-  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'public' }),
+  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'key' }),
+  /**
+   * A port of its own for `GET /metrics`, without any key, for a scraper inside the network (a
+   * port the Service or load balancer does not expose): `rankd run` serves it on `HOST`, and the
+   * main port then has no `/metrics`. With `--workers`, the primary serves it, summing every
+   * worker's metrics. Unset: `/metrics` is on the main port.
+   */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   /**
    * OpenTelemetry spans per request and per pipeline stage. Off: no OpenTelemetry package is even
    * loaded. On: needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and

@@ -1,3 +1,4 @@
+import { hostsOf, withoutAddresses } from './addresses.js';
 import { type FieldProblem, RankdError } from './rankd-error.js';
 
 /**
@@ -117,11 +118,25 @@ export class ValidationError extends RankdError {
   }
 }
 
-/** Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. */
+/** ` (<the cause's message>)`, with addresses left out when `hosts` is given; empty without a message. */
+function reasonOf(cause: unknown, hosts?: readonly string[]): string {
+  if (!(cause instanceof Error) || !cause.message) return '';
+  return ` (${hosts === undefined ? cause.message : withoutAddresses(cause.message, hosts)})`;
+}
+
+/**
+ * Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. The
+ * message names the address (for the log); {@link RankdError.publicMessage} does not, and says
+ * the log does.
+ */
 export class RedisUnavailableError extends RankdError {
+  /** `host:port` of Redis, or the seed nodes of a cluster, as configured. */
+  readonly address: string;
+
   /** `cluster`: `address` is the seed nodes of a Redis Cluster, which `rankd redis` cannot start. */
   constructor(address: string, cause?: unknown, cluster = false) {
-    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+    const reason = reasonOf(cause);
+    const hidden = reasonOf(cause, hostsOf(address));
     super(
       ErrorCode.REDIS_UNAVAILABLE,
       503,
@@ -130,8 +145,18 @@ export class RedisUnavailableError extends RankdError {
             'follows failovers; check REDIS_CLUSTER_NODES and the cluster (CLUSTER INFO on a node).'
         : `Redis at ${address} is not available${reason}. Start a local one with \`rankd redis\`, ` +
             'or point REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis. rankd reconnects by itself.',
-      { cause },
+      {
+        cause,
+        publicMessage: cluster
+          ? `The Redis Cluster is not available${hidden}. rankd reconnects by itself and follows ` +
+            'failovers; check REDIS_CLUSTER_NODES and the cluster (CLUSTER INFO on a node). The server ' +
+            'log names the nodes.'
+          : `Redis is not available${hidden}. Start a local one with \`rankd redis\`, or point ` +
+            'REDIS_URL (or REDIS_HOST/REDIS_PORT) at a running Redis; the server log names the address ' +
+            'it tries. rankd reconnects by itself.',
+      },
     );
+    this.address = address;
   }
 }
 
@@ -143,14 +168,18 @@ export class RedisUnavailableError extends RankdError {
  */
 export class RedisOutOfMemoryError extends RankdError {
   constructor(cause?: unknown) {
-    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+    const advice =
+      '. Raise its maxmemory, move the event stream to a Redis of its own (EVENTS_REDIS_URL), or ' +
+      'lower the event budget (EVENTS_STREAM_MAX_BYTES); see docs/deploy.md. Reads still work.';
+    // Redis's OOM reply names no node; the public message makes sure of it all the same.
     super(
       ErrorCode.REDIS_OUT_OF_MEMORY,
       503,
-      `Redis is out of memory and refuses writes${reason}. Raise its maxmemory, move the event stream ` +
-        'to a Redis of its own (EVENTS_REDIS_URL), or lower the event budget (EVENTS_STREAM_MAX_BYTES); ' +
-        'see docs/deploy.md. Reads still work.',
-      { cause },
+      `Redis is out of memory and refuses writes${reasonOf(cause)}${advice}`,
+      {
+        cause,
+        publicMessage: `Redis is out of memory and refuses writes${reasonOf(cause, [])}${advice}`,
+      },
     );
   }
 }
@@ -181,14 +210,25 @@ export class PartialWriteError extends RankdError {
   /** Ids whose write (or delete) was not confirmed, each once, in request order. */
   readonly failedIds: readonly WrittenId[];
 
-  constructor(writtenIds: readonly WrittenId[], failedIds: readonly WrittenId[], cause?: unknown) {
-    const reason = cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+  /** `address`: the cluster's seed nodes, left out of the public message with any other address. */
+  constructor(
+    writtenIds: readonly WrittenId[],
+    failedIds: readonly WrittenId[],
+    cause?: unknown,
+    address = '',
+  ) {
+    const counts =
+      `: ${writtenIds.length} written (written_ids), ${failedIds.length} not confirmed (failed_ids). ` +
+      'Send the failed ones again once the cluster is back.';
     super(
       ErrorCode.PARTIAL_WRITE,
       503,
-      `A Redis Cluster node failed during the write${reason}: ${writtenIds.length} written (written_ids), ` +
-        `${failedIds.length} not confirmed (failed_ids). Send the failed ones again once the cluster is back.`,
-      { cause, extra: { written_ids: writtenIds, failed_ids: failedIds } },
+      `A Redis Cluster node failed during the write${reasonOf(cause)}${counts}`,
+      {
+        cause,
+        extra: { written_ids: writtenIds, failed_ids: failedIds },
+        publicMessage: `A Redis Cluster node failed during the write${reasonOf(cause, hostsOf(address))}${counts}`,
+      },
     );
     this.writtenIds = writtenIds;
     this.failedIds = failedIds;

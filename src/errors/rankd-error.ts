@@ -20,6 +20,12 @@ export class RankdError extends Error {
   readonly problems: readonly FieldProblem[] | undefined;
   /** Fields the response body carries beside `detail` and `error_code` (e.g. `written_ids`). */
   readonly extra: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * The message without the server's internal addresses (Redis hosts and ports), for errors whose
+   * `message` names them: what a response says unless `EXPOSE_REDIS_ADDRESS` is on. The log keeps
+   * `message`, which operators need. Undefined when `message` names no address.
+   */
+  readonly publicMessage: string | undefined;
 
   constructor(
     code: string,
@@ -29,6 +35,7 @@ export class RankdError extends Error {
       cause?: unknown;
       problems?: readonly FieldProblem[];
       extra?: Readonly<Record<string, unknown>>;
+      publicMessage?: string;
     },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
@@ -37,5 +44,6 @@ export class RankdError extends Error {
     this.statusCode = statusCode;
     this.problems = options?.problems;
     this.extra = options?.extra;
+    this.publicMessage = options?.publicMessage;
   }
 }

@@ -1,5 +1,9 @@
 import Type, { type Static } from 'typebox';
-import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
+import {
+  hasUnpairedSurrogate,
+  MAX_ENTITY_ID_LENGTH,
+  UNPAIRED_SURROGATE_PROBLEM,
+} from '../entity-index/entity-index.js';
 import { type FieldProblem, ValidationError } from '../errors/index.js';
 import type { RankdEvent } from './recorder.js';
 
@@ -64,8 +68,9 @@ function isoOf(timestamp: string | number): string | undefined {
 }
 
 /**
- * FEEDBACK events for posted reactions, or a 422 listing every bad timestamp (the one thing the
- * schema cannot check), so that a batch is written whole or not at all.
+ * FEEDBACK events for posted reactions, or a 422 listing every problem the schema cannot check (a
+ * bad timestamp; an entity id with an unpaired surrogate, refused as upload refuses it, since it
+ * could only name another id's entity), so that a batch is written whole or not at all.
  */
 export function feedbackEvents(
   items: readonly FeedbackInput[],
@@ -75,6 +80,12 @@ export function feedbackEvents(
   const received = now.toISOString();
   const problems: FieldProblem[] = [];
   const events = items.map((item, i): RankdEvent => {
+    if (typeof item.entity_id === 'string' && hasUnpairedSurrogate(item.entity_id))
+      problems.push({
+        loc: ['body', 'events', i, 'entity_id'],
+        msg: UNPAIRED_SURROGATE_PROBLEM.problem,
+        type: UNPAIRED_SURROGATE_PROBLEM.type,
+      });
     let timestamp = received;
     if (item.timestamp !== undefined) {
       const iso = isoOf(item.timestamp);

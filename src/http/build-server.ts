@@ -118,14 +118,20 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
 
   // Before any route: the request metrics hook into each route as it is added.
   installRequestIdHeader(server);
-  if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
+  // With METRICS_PORT the metrics are read there (`rankd run` serves it), never through this port.
+  if (metrics)
+    installHttpMetrics(
+      server,
+      metrics,
+      config.METRICS_PORT === undefined ? { access: config.METRICS_ACCESS } : 'elsewhere',
+    );
   tracing?.install(server);
-  installErrorHandling(server);
+  installErrorHandling(server, { exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS });
   // Before access control: a request without Host is refused as malformed, whatever its key.
   installHttpLimits(server, config);
   installAccessControl(server, config);
   await registerDocs(server, app.name);
-  registerHealthRoutes(server, redis);
+  registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS);
   registerEntityUploadRoute(server, services);
   registerEntityGetRoute(server, services);
   registerEntityDeleteRoutes(server, services);

@@ -49,16 +49,24 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail?: st
   },
 };
 
+/** How errors are answered; each has a default so that a bare call answers as a default server. */
+export interface ErrorResponseOptions {
+  /** Answer messages that name Redis's address as they are (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
+  readonly exposeRedisAddress?: boolean;
+}
+
 /**
- * The one place where errors become HTTP responses: catalogue errors keep their status and code,
- * Fastify's request errors are mapped onto the catalogue, and anything else is a 500 that is
- * logged in full but answered without internals.
+ * The one place where errors become HTTP responses: catalogue errors keep their status and code
+ * (and lose the Redis address unless `exposeRedisAddress`), Fastify's request errors are mapped
+ * onto the catalogue, and anything else is a 500 that is logged in full but answered without
+ * internals.
  */
-export function toErrorResponse(error: unknown): Mapped {
+export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): Mapped {
   if (error instanceof RankdError) {
+    const message = options.exposeRedisAddress ? error.message : (error.publicMessage ?? error.message);
     return {
       status: error.statusCode,
-      body: { detail: error.problems ?? error.message, error_code: error.code, ...error.extra },
+      body: { detail: error.problems ?? message, error_code: error.code, ...error.extra },
     };
   }
   // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
@@ -216,10 +224,20 @@ export function handleClientError(this: FastifyInstance, error: ClientError, soc
 }
 
 /** Logs and sends `error` as an error response (Fastify's error handler and `frameworkErrors`). */
-function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { status, body } = toErrorResponse(error);
-  // A Redis outage answers every request with 503: one line each, not a stack trace each.
-  if (status === 503) request.log.warn({ status, error_code: body.error_code }, String(body.detail));
+function sendError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: ErrorResponseOptions = {},
+): FastifyReply {
+  const { status, body } = toErrorResponse(error, options);
+  // A Redis outage answers every request with 503: one line each, not a stack trace each. The
+  // line has the whole message, the address included, whatever the response may say.
+  if (status === 503)
+    request.log.warn(
+      { status, error_code: body.error_code },
+      error instanceof RankdError ? error.message : String(body.detail),
+    );
   else if (status >= 500) request.log.error({ err: error }, 'request failed');
   else request.log.info({ status, error_code: body.error_code }, 'request rejected');
   // As for the requests Node's parser refuses: a client that sends no Host is not to be trusted with the next one.
@@ -262,8 +280,10 @@ function refuseExpectation(_request: IncomingMessage, response: ServerResponse):
  * `clientErrorHandler` ({@link handleClientError}) and `frameworkErrors` ({@link handleFrameworkError})
  * options, given when the server is created.
  */
-export function installErrorHandling(server: FastifyInstance): void {
-  server.setErrorHandler(sendError);
+export function installErrorHandling(server: FastifyInstance, options: ErrorResponseOptions = {}): void {
+  server.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) =>
+    sendError(error, request, reply, options),
+  );
   server.server.on('checkExpectation', refuseExpectation);
   server.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const body: ErrorBody = {

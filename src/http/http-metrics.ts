@@ -12,24 +12,28 @@ import type { RouteAccess } from './access.js';
 /** The route label of requests no route matched (404s): one series, whatever the URL. */
 export const UNKNOWN_ROUTE = 'unknown';
 
+/** Where `GET /metrics` is served: on this server, to whom; or not here (`METRICS_PORT`). */
+export type MetricsRoute = { readonly access: RouteAccess } | 'elsewhere';
+
 /**
- * Counts and times every request by route pattern, method and status, and serves `GET /metrics`.
- * Must be installed before the routes: each route gets its own onResponse hook that already
- * knows its pattern (reading `request.routeOptions` would build an object per request).
+ * Counts and times every request by route pattern, method and status, and serves `GET /metrics`
+ * unless `route` says it is served elsewhere. Must be installed before the routes: each route gets
+ * its own onResponse hook that already knows its pattern (reading `request.routeOptions` would
+ * build an object per request).
  */
 export function installHttpMetrics(
   server: FastifyInstance,
   metrics: RankdMetrics,
-  access: RouteAccess,
+  route: MetricsRoute,
 ): void {
-  server.addHook('onRoute', (route) => {
-    const recorder = metrics.httpRoute(route.url);
+  server.addHook('onRoute', (added) => {
+    const recorder = metrics.httpRoute(added.url);
     const hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
       recorder.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
       done();
     };
-    const existing = route.onResponse;
-    route.onResponse = (
+    const existing = added.onResponse;
+    added.onResponse = (
       existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook]
     ) as onResponseHookHandler[];
   });
@@ -39,10 +43,11 @@ export function installHttpMetrics(
     if (request.is404) unknown.record(request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+  if (route === 'elsewhere') return;
   server.get(
     '/metrics',
     {
-      config: { access },
+      config: { access: route.access },
       schema: {
         operationId: 'metrics',
         summary: 'Prometheus metrics (text format); see docs/observability.md',

@@ -6,15 +6,33 @@ type ParserDone = (error: Error | null, body?: unknown) => void;
 /** A JSON body parser over the body decoded as a string. */
 export type JsonBodyParser = (request: FastifyRequest, body: string, done: ParserDone) => void;
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Set by rankd's JSON body parser: true when the body's text spells no UTF-16 surrogate, so
+     * no string of the parsed body can hold an unpaired one. False when it may, or when the body
+     * was not parsed by that parser: routes then look for unpaired surrogates in their ids.
+     */
+    rankdNoSurrogates: boolean;
+  }
+}
+
+/**
+ * A `\u` escape of a UTF-16 surrogate (D800-DFFF). The body is decoded from UTF-8, where a
+ * surrogate's bytes become U+FFFD: an escape is the only way a lone surrogate gets into a string.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
 /**
  * Whether a JSON text might hold a `__proto__` or `constructor` key. Fastify's JSON parser
  * (secure-json-parse) runs two regular expressions over every body to find out; each can only
  * match where the text has the word itself or a `\u` escape spelling one of its letters. Three
  * `includes` answer "certainly not" for ordinary bodies several times faster; anything else still
- * goes through Fastify's parser, so what is refused does not change (DR-004).
+ * goes through Fastify's parser, so what is refused does not change (DR-004). `escapes`: whether
+ * the text holds `\u`, which the caller has found out already.
  */
-function mayHidePrototypeKey(text: string): boolean {
-  return text.includes('\\u') || text.includes('__proto__') || text.includes('constructor');
+function mayHidePrototypeKey(text: string, escapes: boolean): boolean {
+  return escapes || text.includes('__proto__') || text.includes('constructor');
 }
 
 /**
@@ -29,7 +47,10 @@ export function jsonBodyParser(server: FastifyInstance): JsonBodyParser {
     server.initialConfig.onConstructorPoisoning ?? 'error',
   ) as unknown as JsonBodyParser;
   return (request, body, done) => {
-    if (body.length === 0 || mayHidePrototypeKey(body)) {
+    const escapes = body.includes('\\u');
+    // One search the prototype check needs anyway; the regular expression only for bodies with escapes.
+    request.rankdNoSurrogates = !escapes || !SURROGATE_ESCAPE.test(body);
+    if (body.length === 0 || mayHidePrototypeKey(body, escapes)) {
       fastifyParser(request, body, done);
       return;
     }
@@ -48,6 +69,8 @@ export function jsonBodyParser(server: FastifyInstance): JsonBodyParser {
 
 /** Replaces Fastify's JSON body parser of `server` (and the plugins registered in it) with {@link jsonBodyParser}. */
 export function installJsonBodyParser(server: FastifyInstance): void {
+  // Declared on every request (a primitive, so shared safely) so that setting it keeps the request's shape.
+  server.decorateRequest('rankdNoSurrogates', false);
   server.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(server));
 }
 

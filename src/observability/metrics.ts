@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { DROP_REASONS } from '../events/event-sink.js';
 import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
 import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../request/stage-timing.js';
@@ -85,6 +85,24 @@ function mirroredCounter(registry: Registry, name: string, help: string, read: (
       last = now;
     },
   });
+}
+
+/**
+ * One process's metrics as data (prom-client's JSON form, every sample with all its labels): what
+ * a worker sends the primary, which sums them with {@link renderSummed}.
+ */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+/**
+ * The metrics of several processes (a primary's workers) as one text: each metric combined by its
+ * aggregator — counters, histograms and most gauges summed, version info taken once — so that a
+ * scrape sees the whole server, whichever workers there are.
+ */
+export async function renderSummed(
+  snapshots: readonly MetricsSnapshot[],
+): Promise<{ contentType: string; text: string }> {
+  const registry = AggregatorRegistry.aggregate([...snapshots]);
+  return { contentType: registry.contentType, text: await registry.metrics() };
 }
 
 /**
@@ -276,6 +294,22 @@ export class RankdMetrics {
   /** Every metric in Prometheus text format. */
   render(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /**
+   * Every metric as data, for a primary to sum ({@link renderSummed}). rankd's histograms keep a
+   * series' labels apart from each sample's (`sharedLabels`), which prom-client's aggregation
+   * does not read: each sample gets them all here, or every route's series would be added up.
+   */
+  async snapshot(): Promise<MetricsSnapshot> {
+    const metrics = await this.registry.getMetricsAsJSON();
+    for (const metric of metrics) {
+      metric.values = metric.values.map((value) => {
+        const { sharedLabels, ...rest } = value as typeof value & { sharedLabels?: Record<string, string> };
+        return sharedLabels === undefined ? value : { ...rest, labels: { ...sharedLabels, ...value.labels } };
+      });
+    }
+    return metrics;
   }
 
   /** Stops listening to model reloads (the server is closing). */

@@ -1,3 +1,4 @@
+import type { Identifier } from '../entities/identifier.js';
 import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
@@ -102,7 +103,11 @@ export class StoredFeatureFetch {
       requested.set(view, keys);
     }
     const idsByType = new Map<string, Iterable<string>>();
-    for (const [type, byId] of this.#context.entitiesByType) idsByType.set(type, byId.keys());
+    const unreadable = this.#context.unreadable;
+    for (const [type, byId] of this.#context.entitiesByType) {
+      if (unreadable === undefined) idsByType.set(type, byId.keys());
+      else idsByType.set(type, readableIds(type, byId.keys(), unreadable));
+    }
     await this.#read(idsByType, requested);
   }
 
@@ -132,6 +137,12 @@ export class StoredFeatureFetch {
     }
     this.#rowsInAt = performance.now();
   }
+}
+
+/** `ids` of `type` but those in `unreadable`: their keys would be other ids' (see `RequestContext.unreadable`). */
+function readableIds(type: string, ids: Iterable<string>, unreadable: readonly Identifier[]): string[] {
+  const skip = new Set(unreadable.filter((u) => u.type === type).map((u) => u.id));
+  return [...ids].filter((id) => !skip.has(id));
 }
 
 type Computed = Record<string, FeatureValue | null | undefined>;

@@ -1,6 +1,6 @@
 import type { EntityReference, EntityType } from '../entities/define-entity.js';
 import { idOf, referencedType } from '../entities/identifier.js';
-import type { EntityData, EntityIndex } from '../entity-index/entity-index.js';
+import { type EntityData, type EntityIndex, hasUnpairedSurrogate } from '../entity-index/entity-index.js';
 import type { RequestContext } from '../request/request-context.js';
 
 /** What holds a request object: the array or the object it is an element or field of. */
@@ -131,6 +131,11 @@ export function fillLevel(
           shared.push([entity, reference.as, targetType.name, id]);
           continue;
         }
+        // Tested once per new id, not per reference: many candidates share a few brands.
+        if (!next.has(targetType.name, id) && hasUnpairedSurrogate(id)) {
+          notFoundUnread(context, targetType, id, target as Record<string, unknown>);
+          continue;
+        }
         next.add(targetType, id, target as Record<string, unknown>, entity, reference.as);
       }
     }
@@ -161,6 +166,26 @@ export async function hydrate(
     level = fillLevel(context, level, stored);
   }
   return foundReferenced;
+}
+
+/**
+ * Registers a referenced entity whose id holds an unpaired surrogate as one not found (its id and
+ * the declared defaults), without reading it. Such an id comes only from stored data (requests
+ * and uploads refuse it): its key, in UTF-8, would be another id's, whose entity and feature rows
+ * it must not take. The context keeps it out of the feature reads as well.
+ */
+function notFoundUnread(
+  context: RequestContext,
+  type: EntityType,
+  id: string,
+  entity: Record<string, unknown>,
+): void {
+  for (const [field, value] of type.defaults) {
+    if (entity[field] === undefined) entity[field] = structuredCloneIfObject(value);
+  }
+  context.register(entity, { type: type.name, id });
+  context.unreadable ??= [];
+  context.unreadable.push({ type: type.name, id });
 }
 
 const referenceLists = new WeakMap<EntityType, Array<[string, EntityReference]>>();

@@ -56,5 +56,5 @@ export function toPartialWriteError(error: unknown, ids: readonly WrittenId[]): 
     // An id listed twice has one key, so one slot and one outcome; its first place orders it.
     (error.applied[i] ? written : failed).set(key, id);
   });
-  return new PartialWriteError([...written.values()], [...failed.values()], error.cause);
+  return new PartialWriteError([...written.values()], [...failed.values()], error.cause, error.address);
 }

@@ -1,6 +1,7 @@
 import { createCluster, RESP_TYPES } from 'redis';
 import { hashSlot } from './hash-slot.js';
 import {
+  closeWithin,
   NO_COMMAND_TIMEOUT,
   type RedisCommand,
   type RedisTransport,
@@ -131,6 +132,6 @@ export class ClusterTransport implements RedisTransport {
 
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#cluster.close().catch(() => this.#cluster.destroy());
+    await closeWithin(this.#cluster.close(), () => this.#cluster.destroy());
   }
 }

@@ -118,15 +118,44 @@ export class SingleNodeTransport implements RedisTransport {
   }
 
   async close(): Promise<void> {
-    if (this.#client.isOpen) {
-      await this.#client.close().catch(() => this.#client.destroy());
+    if (this.#client.isReady) {
+      await closeWithin(this.#client.close(), () => this.#client.destroy());
     } else {
-      // A client still retrying its first connection is "open" only in intent: destroy stops the retries.
+      // A client retrying its first connection, or reconnecting after losing Redis, is "open" only
+      // in intent: a graceful close would wait for a connection that may never come (with nothing
+      // else keeping the process alive, for ever). Nothing is queued while it is not ready
+      // (no offline queue), so destroy loses nothing; it stops the retries.
       try {
         this.#client.destroy();
       } catch {
         // already closed
       }
+    }
+  }
+}
+
+/** Longest wait for a graceful close (QUIT, pending replies) before the sockets are destroyed, in ms. */
+export const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Waits for `closing` (a client's graceful close) for at most {@link CLOSE_GRACE_MS}, then calls
+ * `destroy`; a failed close is destroyed at once. A client whose Redis died a moment ago may still
+ * count as ready and wait for a reply that never comes: a server's shutdown must not wait with it.
+ */
+export async function closeWithin(closing: Promise<unknown>, destroy: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), CLOSE_GRACE_MS);
+  });
+  const outcome = await Promise.race([closing.then(() => 'closed' as const), expired]).catch(
+    () => 'failed' as const,
+  );
+  clearTimeout(timer);
+  if (outcome !== 'closed') {
+    try {
+      destroy();
+    } catch {
+      // already closed
     }
   }
 }

@@ -33,6 +33,12 @@ export class RequestContext {
   readonly features = new FeatureTable();
   /** Hydrated entity objects by type, then id. */
   readonly entitiesByType = new Map<string, Map<string, Record<string, unknown>>>();
+  /**
+   * Entities of {@link entitiesByType} whose id no Redis key can stand for (a stored reference
+   * holding an unpaired surrogate): hydrated as not found, and no feature row is read for them.
+   * Undefined in nearly every request, so that the others carry no list.
+   */
+  unreadable: Identifier[] | undefined;
   /** The request's events: `context.events.add(type, data)`, or `logEvent` from pipeline code. */
   readonly events: EventRecorder;
   /** The experiment variants assigned to this request, by experiment id (set before the pipeline runs). */

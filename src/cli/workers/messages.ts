@@ -1,3 +1,5 @@
+import type { MetricsSnapshot } from '../../observability/metrics.js';
+
 /**
  * What the primary and its workers tell each other over the `node:cluster` IPC channel. Every
  * message carries `rankd` so that anything else on the channel (Node's own cluster messages go
@@ -23,12 +25,32 @@ export interface ShutdownMessage {
   rankd: 'shutdown';
 }
 
+/** From the primary: send your metrics (a scrape of `METRICS_PORT`, which the primary serves). */
+export interface MetricsRequestMessage {
+  rankd: 'metrics';
+  /** Names the scrape, so that a late answer to an earlier one is not taken for this one's. */
+  scrape: number;
+}
+
+/** From a worker: its metrics for scrape `scrape`; none when it keeps no metrics. */
+export interface MetricsMessage {
+  rankd: 'metrics-reply';
+  scrape: number;
+  metrics: MetricsSnapshot;
+}
+
 /** Any message of the protocol. */
-export type WorkerMessage = ReadyMessage | FailedMessage | ShutdownMessage;
+export type WorkerMessage =
+  | ReadyMessage
+  | FailedMessage
+  | ShutdownMessage
+  | MetricsRequestMessage
+  | MetricsMessage;
+
+const KINDS: ReadonlySet<unknown> = new Set(['ready', 'failed', 'shutdown', 'metrics', 'metrics-reply']);
 
 /** Whether `value` is one of rankd's messages. */
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
   if (typeof value !== 'object' || value === null) return false;
-  const kind = (value as { rankd?: unknown }).rankd;
-  return kind === 'ready' || kind === 'failed' || kind === 'shutdown';
+  return KINDS.has((value as { rankd?: unknown }).rankd);
 }

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { CLOSE_HOOKS_GRACE_MS } from '../../http/start-server.js';
+import type { MetricsSnapshot } from '../../observability/metrics.js';
 import { CliError, type Log, oneLine } from '../cli-error.js';
 import { isWorkerMessage } from './messages.js';
 import { RestartPolicy, type RestartPolicyOptions } from './restart-policy.js';
@@ -57,6 +58,9 @@ export class WorkerSupervisor {
   #exitCode = 0;
   /** Whether the first workers all serve: a reload before that would replace half-started ones. */
   #started = false;
+  /** The scrapes waiting for workers' metrics, by number: one entry per scrape in progress. */
+  readonly #scrapes = new Map<number, (workerId: number, metrics: MetricsSnapshot) => void>();
+  #lastScrape = 0;
 
   constructor(options: SupervisorOptions) {
     this.#options = options;
@@ -120,6 +124,35 @@ export class WorkerSupervisor {
     this.#reloading = true;
     void this.#reloadPasses().finally(() => {
       this.#reloading = false;
+    });
+  }
+
+  /**
+   * The metrics of every serving worker (draining ones included: their counts still belong to the
+   * total), asked for over IPC. Those that have not answered after `timeoutMs` are left out rather
+   * than hold the scrape: a worker busy for that long is what the other workers' metrics show.
+   */
+  workerMetrics(timeoutMs: number): Promise<MetricsSnapshot[]> {
+    const scrape = ++this.#lastScrape;
+    const asked = [...this.#slots.values()].filter(
+      (slot) => slot.state !== 'starting' && slot.worker.isConnected(),
+    );
+    const answers = new Map<number, MetricsSnapshot>();
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        this.#scrapes.delete(scrape);
+        resolve([...answers.values()]);
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.#scrapes.set(scrape, (workerId, metrics) => {
+        answers.set(workerId, metrics);
+        if (answers.size === asked.length) finish();
+      });
+      if (asked.length === 0) finish();
+      // A channel closed meanwhile (the worker exiting) fails in the callback: that worker is left out.
+      for (const slot of asked)
+        slot.worker.send({ rankd: 'metrics', scrape }, undefined, undefined, () => undefined);
     });
   }
 
@@ -193,6 +226,8 @@ export class WorkerSupervisor {
           if (this.#slots.has(worker.id)) this.#policy.onStable();
         });
         settle({ ok: true, app: message.app, port: message.port });
+      } else if (message.rankd === 'metrics-reply') {
+        this.#scrapes.get(message.scrape)?.(worker.id, message.metrics);
       } else if (message.rankd === 'failed') {
         // At start-up the reason is the one line start() fails with; later it explains a crash.
         if (origin !== 'initial')

@@ -1,4 +1,5 @@
 import { CLOSE_HOOKS_GRACE_MS, closeAndExit, type RunningServer } from '../../http/start-server.js';
+import type { MetricsSnapshot, RankdMetrics } from '../../observability/metrics.js';
 import { isWorkerMessage, type WorkerMessage } from './messages.js';
 
 /** Sends `message` to the primary; resolves once it is handed to the channel (or there is none). */
@@ -16,22 +17,37 @@ export function tellPrimary(message: WorkerMessage): Promise<void> {
  * A worker's life once its server listens: tells the primary it is ready, then closes gracefully
  * and exits when the primary says `shutdown` or goes away (a worker never outlives its primary:
  * it would hold Redis connections nobody supervises). SIGINT/SIGTERM are handled by the server
- * itself, as in a single process, since Ctrl-C reaches the whole process group.
+ * itself, as in a single process, since Ctrl-C reaches the whole process group. It answers the
+ * primary's scrapes with `metrics` (`METRICS_PORT` is served by the primary).
  */
 export async function serveAsWorker(
   running: RunningServer,
   appName: string,
   shutdownTimeoutMs: number,
+  metrics?: RankdMetrics,
 ): Promise<void> {
   const stop = () => closeAndExit(running.close, shutdownTimeoutMs + CLOSE_HOOKS_GRACE_MS);
   process.on('message', (message: unknown) => {
-    if (isWorkerMessage(message) && message.rankd === 'shutdown') stop();
+    if (!isWorkerMessage(message)) return;
+    if (message.rankd === 'shutdown') stop();
+    else if (message.rankd === 'metrics') void sendMetrics(message.scrape, metrics);
   });
   process.off('disconnect', exitOrphan);
   process.once('disconnect', stop);
   await tellPrimary({ rankd: 'ready', app: appName, port: running.port });
   // The primary may have gone while this worker was starting.
   if (!process.connected) stop();
+}
+
+/** Answers the primary's scrape `scrape` with this worker's metrics (none without metrics, or if they fail). */
+async function sendMetrics(scrape: number, metrics: RankdMetrics | undefined): Promise<void> {
+  let snapshot: MetricsSnapshot = [];
+  try {
+    snapshot = (await metrics?.snapshot()) ?? [];
+  } catch {
+    // A scrape must not stop a worker: the primary renders the others.
+  }
+  await tellPrimary({ rankd: 'metrics-reply', scrape, metrics: snapshot });
 }
 
 function exitOrphan(): void {

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ValidationError } from '../../errors/index.js';
 import type { RequestEvents } from '../../events/recorder.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
+import { unpairedSurrogateIds } from '../../pipeline/request-ids.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
@@ -44,6 +46,11 @@ export function registerPipelineRoutes(
       },
       async (request) => {
         const body = request.body as Record<string, unknown>;
+        // Only bodies whose text spells a surrogate are searched: a clean request pays nothing per candidate.
+        if (!request.rankdNoSurrogates) {
+          const problems = unpairedSurrogateIds(body, pipeline.slots);
+          if (problems.length > 0) throw new ValidationError(problems, 'Invalid entity ids');
+        }
         if (metrics !== undefined && Array.isArray(body.candidates))
           metrics.candidates(pipeline.name, body.candidates.length);
         return runPipeline(

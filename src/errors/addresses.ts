@@ -1,0 +1,48 @@
+/** What stands in a response for an address it leaves out. */
+export const HIDDEN_ADDRESS = '<address>';
+
+/**
+ * Address-like parts of error text: Redis URLs (which may hold a password), bracketed and bare
+ * IPv6 addresses, IPv4 addresses and `host:port`, each with its port if any. Node and node-redis
+ * name peers this way (`connect ECONNREFUSED 10.0.0.5:6379`, `::1:6379`, `MOVED 12 redis-2:6379`).
+ */
+const ADDRESS_PATTERNS: readonly RegExp[] = [
+  /rediss?:\/\/\S+/gi,
+  /\[[0-9A-Fa-f:.]*\](?::\d{1,5})?/g,
+  /(?<![\w.:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.\d{1,3}){0,3}(?::\d{1,5})?(?![\w.:])/g,
+  /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g,
+  /\b[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*:\d{1,5}\b/g,
+];
+
+/**
+ * The hosts of an address as rankd shows it: `host:port`, or a cluster's comma-separated seed
+ * nodes; a bracketed IPv6 host loses its brackets.
+ */
+export function hostsOf(address: string): string[] {
+  return address
+    .split(',')
+    .map((node) =>
+      node
+        .trim()
+        .replace(/:\d+$/, '')
+        .replace(/^\[(.*)\]$/, '$1'),
+    )
+    .filter((host) => host.length > 0);
+}
+
+/**
+ * `text` with every address left out: anything shaped like an address (a cluster names nodes it
+ * discovered), then the `hosts` rankd knows, which an error may name without a port
+ * (`getaddrinfo ENOTFOUND redis.internal`). Responses use it so that the network's
+ * layout stays in the server's log; it errs on the side of hiding.
+ */
+export function withoutAddresses(text: string, hosts: readonly string[] = []): string {
+  let hidden = text;
+  for (const pattern of ADDRESS_PATTERNS) hidden = hidden.replace(pattern, HIDDEN_ADDRESS);
+  // Longest first: a host may contain a shorter one (redis-10 and redis-1). Whole names only.
+  for (const host of [...hosts].sort((a, b) => b.length - a.length)) {
+    const name = host.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    hidden = hidden.replace(new RegExp(`(?<![\\w.-])${name}(?![\\w-]|\\.\\w)`, 'g'), HIDDEN_ADDRESS);
+  }
+  return hidden;
+}
