@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, readEnvFiles } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
+import { LoopWatchdog } from '../http/loop-watchdog.js';
 import { type RunningServer, startServer } from '../http/start-server.js';
 import type { Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
@@ -40,8 +41,9 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   // The app first: a broken app module should fail before anything is started on its behalf.
   const app = await loadApp(resolveAppPath(options.app, cwd));
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
-  const server = await buildConnected(config, app);
-  const running = await listen(server, config, output, (signal) =>
+  const watchdog = watchdogOf(config, output);
+  const server = await buildConnected(config, app, watchdog);
+  const running = await listen(server, config, output, watchdog, (signal) =>
     output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
   );
   // Without a primary there is nobody to start a fresh process; SIGHUP must not kill this one either.
@@ -67,17 +69,39 @@ function configOf(options: RunOptions, cwd: string): Config {
  * replaced still serve, those would be needless failures. A Redis that stays down only delays the
  * start by that much (requests then get 503s until it is back, as before).
  */
-async function buildConnected(config: Config, app: RankdApp): Promise<FastifyInstance> {
-  const server = await buildServer({ config, app });
+async function buildConnected(
+  config: Config,
+  app: RankdApp,
+  watchdog: LoopWatchdog | undefined,
+): Promise<FastifyInstance> {
+  const server = await buildServer({
+    config,
+    app,
+    ...(watchdog === undefined ? {} : { inFlightRequests: watchdog.requests }),
+  });
   await server.rankd.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS);
   return server;
 }
 
-/** Listens with SIGINT/SIGTERM handled; closes Redis again when listening fails. */
+/**
+ * The event-loop watchdog of this process, unless `LOOP_BLOCK_TIMEOUT_MS=0`. It is also what ends
+ * a process whose loop is stuck when SIGTERM comes: the signal handler cannot run then.
+ */
+function watchdogOf(config: Config, output: RunOutput): LoopWatchdog | undefined {
+  if (config.LOOP_BLOCK_TIMEOUT_MS === 0) return undefined;
+  return new LoopWatchdog({
+    timeoutMs: config.LOOP_BLOCK_TIMEOUT_MS,
+    onError: (error) =>
+      output.warn(`rankd: the event-loop watchdog stopped (${error.message}); the server keeps serving`),
+  });
+}
+
+/** Listens with SIGINT/SIGTERM handled and the watchdog started; closes Redis again when listening fails. */
 async function listen(
   server: FastifyInstance,
   config: Config,
   output: RunOutput,
+  watchdog: LoopWatchdog | undefined,
   onSignal?: (signal: NodeJS.Signals) => void,
 ): Promise<RunningServer> {
   try {
@@ -91,6 +115,7 @@ async function listen(
           `rankd: ${requests} requests still running after SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}; their connections were cut`,
         ),
       ...(onSignal === undefined ? {} : { onSignal }),
+      ...(watchdog === undefined ? {} : { watchdog }),
     });
   } catch (error) {
     // The Redis connection would otherwise keep the process alive after the failure is reported.
@@ -133,8 +158,9 @@ async function runWorker(options: RunOptions, output: RunOutput, cwd: string): P
   try {
     config = configOf(options, cwd);
     app = await loadApp(resolveAppPath(options.app, cwd));
-    const server = await buildConnected(config, app);
-    running = await listen(server, config, output);
+    const watchdog = watchdogOf(config, output);
+    const server = await buildConnected(config, app, watchdog);
+    running = await listen(server, config, output, watchdog);
   } catch (error) {
     return failAsWorker(error);
   }

@@ -15,6 +15,16 @@ export const ConfigSchema = Type.Object({
    * before their connections are cut, in ms. @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * How long the event loop may go without running (code stuck in a loop, a huge synchronous
+   * computation) before the process logs the requests in flight and ends itself with SIGKILL, in
+   * ms; 0 = never. Watched from a thread from the moment the server listens (loading models before
+   * that is not watched). The default equals the `SHUTDOWN_TIMEOUT_MS` default: a stuck process,
+   * which cannot even see a SIGTERM, then ends within that drain period (plus half a second), and
+   * well before a liveness probe (3 failures 10 s apart) would restart it without saying why.
+   * Healthy requests never keep the loop for anything near it. @defaultValue `10000`
+   */
+  LOOP_BLOCK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */

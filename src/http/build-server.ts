@@ -17,6 +17,7 @@ import { createStores } from '../redis/stores.js';
 import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
 import { installErrorHandling } from './error-handler.js';
+import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
 import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
@@ -48,6 +49,11 @@ export interface BuildServerOptions {
    * OpenTelemetry `SpanExporter`, e.g. an `InMemorySpanExporter` in tests.
    */
   spanExporter?: SpanExporterLike;
+  /**
+   * Where to record the requests in flight, so that the loop watchdog (`LoopWatchdog`, which
+   * `rankd run` starts) can name them when the event loop is stuck. @defaultValue not recorded
+   */
+  inFlightRequests?: InFlightRequests;
 }
 
 declare module 'fastify' {
@@ -111,6 +117,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     await redis.close();
   });
 
+  // The first onRequest hook: a request stuck in any later one is still listed.
+  if (options.inFlightRequests) installInFlightRecording(server, options.inFlightRequests);
   // Before any route: the request metrics hook into each route as it is added.
   installRequestIdHeader(server);
   if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
