@@ -135,9 +135,15 @@ async function runPrimary(
   // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
   resolveAppPath(options.app, cwd);
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  const heartbeat = config.WORKER_HEARTBEAT_TIMEOUT_MS;
+  if (heartbeat > 0 && heartbeat <= config.LOOP_BLOCK_TIMEOUT_MS)
+    output.warn(
+      `rankd: WORKER_HEARTBEAT_TIMEOUT_MS=${heartbeat} is not above LOOP_BLOCK_TIMEOUT_MS=${config.LOOP_BLOCK_TIMEOUT_MS}: a stuck worker may be killed before its watchdog logs the requests in flight`,
+    );
   const supervisor = new WorkerSupervisor({
     count,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    heartbeatTimeoutMs: config.WORKER_HEARTBEAT_TIMEOUT_MS,
     log: output.log,
     warn: output.warn,
   });

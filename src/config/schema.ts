@@ -25,6 +25,14 @@ export const ConfigSchema = Type.Object({
    * Healthy requests never keep the loop for anything near it. @defaultValue `10000`
    */
   LOOP_BLOCK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * With `rankd run --workers N`: a worker that has not answered the primary's heartbeat pings for
+   * this long is killed (SIGKILL) and replaced, in ms; 0 = never. Workers are pinged once they
+   * listen, and not while they drain. Longer than `LOOP_BLOCK_TIMEOUT_MS`, so that a stuck worker's own watchdog, whose line names the
+   * requests in flight, acts first; this catches what that cannot (the watchdog off, a stopped
+   * process). @defaultValue `30000`
+   */
+  WORKER_HEARTBEAT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */

@@ -23,12 +23,26 @@ export interface ShutdownMessage {
   rankd: 'shutdown';
 }
 
+/**
+ * From the primary, to a serving worker: answer with a {@link PongMessage}. The answer comes from
+ * the worker's event loop, so a worker whose loop is stuck cannot give it.
+ */
+export interface PingMessage {
+  rankd: 'ping';
+}
+
+/** From a worker: the answer to a {@link PingMessage}. */
+export interface PongMessage {
+  rankd: 'pong';
+}
+
 /** Any message of the protocol. */
-export type WorkerMessage = ReadyMessage | FailedMessage | ShutdownMessage;
+export type WorkerMessage = ReadyMessage | FailedMessage | ShutdownMessage | PingMessage | PongMessage;
+
+const KINDS = new Set<unknown>(['ready', 'failed', 'shutdown', 'ping', 'pong']);
 
 /** Whether `value` is one of rankd's messages. */
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
   if (typeof value !== 'object' || value === null) return false;
-  const kind = (value as { rankd?: unknown }).rankd;
-  return kind === 'ready' || kind === 'failed' || kind === 'shutdown';
+  return KINDS.has((value as { rankd?: unknown }).rankd);
 }
