@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, readEnvFiles } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
+import { LoopWatchdog } from '../http/loop-watchdog.js';
 import { type MetricsText, type RunningMetricsServer, startMetricsServer } from '../http/metrics-server.js';
 import { type RunningServer, startServer } from '../http/start-server.js';
 import { renderSummed } from '../observability/metrics.js';
@@ -42,7 +43,8 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   // The app first: a broken app module should fail before anything is started on its behalf.
   const app = await loadApp(resolveAppPath(options.app, cwd));
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
-  const server = await buildConnected(config, app);
+  const watchdog = watchdogOf(config, output);
+  const server = await buildConnected(config, app, watchdog);
   let metricsPort: RunningMetricsServer | undefined;
   try {
     const metrics = server.rankd.metrics;
@@ -57,7 +59,7 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
     throw error;
   }
   // The metrics port needs no closing of its own: a closed server's process exits.
-  const running = await listen(server, config, output, (signal) =>
+  const running = await listen(server, config, output, watchdog, (signal) =>
     output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
   ).catch(async (error: unknown) => {
     await metricsPort?.close();
@@ -112,17 +114,39 @@ function configOf(options: RunOptions, cwd: string): Config {
  * replaced still serve, those would be needless failures. A Redis that stays down only delays the
  * start by that much (requests then get 503s until it is back, as before).
  */
-async function buildConnected(config: Config, app: RankdApp): Promise<FastifyInstance> {
-  const server = await buildServer({ config, app });
+async function buildConnected(
+  config: Config,
+  app: RankdApp,
+  watchdog: LoopWatchdog | undefined,
+): Promise<FastifyInstance> {
+  const server = await buildServer({
+    config,
+    app,
+    ...(watchdog === undefined ? {} : { inFlightRequests: watchdog.requests }),
+  });
   await server.rankd.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS);
   return server;
 }
 
-/** Listens with SIGINT/SIGTERM handled; closes Redis again when listening fails. */
+/**
+ * The event-loop watchdog of this process, unless `LOOP_BLOCK_TIMEOUT_MS=0`. It is also what ends
+ * a process whose loop is stuck when SIGTERM comes: the signal handler cannot run then.
+ */
+function watchdogOf(config: Config, output: RunOutput): LoopWatchdog | undefined {
+  if (config.LOOP_BLOCK_TIMEOUT_MS === 0) return undefined;
+  return new LoopWatchdog({
+    timeoutMs: config.LOOP_BLOCK_TIMEOUT_MS,
+    onError: (error) =>
+      output.warn(`rankd: the event-loop watchdog stopped (${error.message}); the server keeps serving`),
+  });
+}
+
+/** Listens with SIGINT/SIGTERM handled and the watchdog started; closes Redis again when listening fails. */
 async function listen(
   server: FastifyInstance,
   config: Config,
   output: RunOutput,
+  watchdog: LoopWatchdog | undefined,
   onSignal?: (signal: NodeJS.Signals) => void,
 ): Promise<RunningServer> {
   try {
@@ -136,6 +160,7 @@ async function listen(
           `rankd: ${requests} requests still running after SHUTDOWN_TIMEOUT_MS=${config.SHUTDOWN_TIMEOUT_MS}; their connections were cut`,
         ),
       ...(onSignal === undefined ? {} : { onSignal }),
+      ...(watchdog === undefined ? {} : { watchdog }),
     });
   } catch (error) {
     // The Redis connection would otherwise keep the process alive after the failure is reported.
@@ -155,9 +180,15 @@ async function runPrimary(
   // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
   resolveAppPath(options.app, cwd);
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  const heartbeat = config.WORKER_HEARTBEAT_TIMEOUT_MS;
+  if (heartbeat > 0 && heartbeat <= config.LOOP_BLOCK_TIMEOUT_MS)
+    output.warn(
+      `rankd: WORKER_HEARTBEAT_TIMEOUT_MS=${heartbeat} is not above LOOP_BLOCK_TIMEOUT_MS=${config.LOOP_BLOCK_TIMEOUT_MS}: a stuck worker may be killed before its watchdog logs the requests in flight`,
+    );
   const supervisor = new WorkerSupervisor({
     count,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    heartbeatTimeoutMs: config.WORKER_HEARTBEAT_TIMEOUT_MS,
     log: output.log,
     warn: output.warn,
   });
@@ -188,8 +219,9 @@ async function runWorker(options: RunOptions, output: RunOutput, cwd: string): P
   try {
     config = configOf(options, cwd);
     app = await loadApp(resolveAppPath(options.app, cwd));
-    server = await buildConnected(config, app);
-    running = await listen(server, config, output);
+    const watchdog = watchdogOf(config, output);
+    server = await buildConnected(config, app, watchdog);
+    running = await listen(server, config, output, watchdog);
   } catch (error) {
     return failAsWorker(error);
   }

@@ -47,6 +47,24 @@ export const ConfigSchema = Type.Object({
    * @defaultValue `10000`
    */
   MAX_CONNECTIONS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * How long the event loop may go without running (code stuck in a loop, a huge synchronous
+   * computation) before the process logs the requests in flight and ends itself with SIGKILL, in
+   * ms; 0 = never. Watched from a thread from the moment the server listens (loading models before
+   * that is not watched). The default equals the `SHUTDOWN_TIMEOUT_MS` default: a stuck process,
+   * which cannot even see a SIGTERM, then ends within that drain period (plus half a second), and
+   * well before a liveness probe (3 failures 10 s apart) would restart it without saying why.
+   * Healthy requests never keep the loop for anything near it. @defaultValue `10000`
+   */
+  LOOP_BLOCK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /**
+   * With `rankd run --workers N`: a worker that has not answered the primary's heartbeat pings for
+   * this long is killed (SIGKILL) and replaced, in ms; 0 = never. Workers are pinged once they
+   * listen, and not while they drain. Longer than `LOOP_BLOCK_TIMEOUT_MS`, so that a stuck worker's own watchdog, whose line names the
+   * requests in flight, acts first; this catches what that cannot (the watchdog off, a stopped
+   * process). @defaultValue `30000`
+   */
+  WORKER_HEARTBEAT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */

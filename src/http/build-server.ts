@@ -18,6 +18,7 @@ import { registerDocs } from './docs.js';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.js';
 import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
+import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
 import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
@@ -49,6 +50,11 @@ export interface BuildServerOptions {
    * OpenTelemetry `SpanExporter`, e.g. an `InMemorySpanExporter` in tests.
    */
   spanExporter?: SpanExporterLike;
+  /**
+   * Where to record the requests in flight, so that the loop watchdog (`LoopWatchdog`, which
+   * `rankd run` starts) can name them when the event loop is stuck. @defaultValue not recorded
+   */
+  inFlightRequests?: InFlightRequests;
 }
 
 declare module 'fastify' {
@@ -116,6 +122,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     await redis.close();
   });
 
+  // The first onRequest hook: a request stuck in any later one is still listed.
+  if (options.inFlightRequests) installInFlightRecording(server, options.inFlightRequests);
   // Before any route: the request metrics hook into each route as it is added.
   installRequestIdHeader(server);
   // With METRICS_PORT the metrics are read there (`rankd run` serves it), never through this port.

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ConnectionDrain } from './connection-drain.js';
+import type { LoopWatchdog } from './loop-watchdog.js';
 
 /** Where to listen, and whether this process's SIGINT/SIGTERM should stop the server. */
 export interface StartServerOptions {
@@ -20,6 +21,11 @@ export interface StartServerOptions {
   shutdownTimeoutMs?: number;
   /** Told when the deadline cut requests short, e.g. to log a warning. */
   onCut?: (requests: number) => void;
+  /**
+   * Started once the server listens, stopped once it has closed: it keeps watching during the
+   * drain, when a stuck loop would otherwise keep the process from ever exiting.
+   */
+  watchdog?: Pick<LoopWatchdog, 'start' | 'stop'>;
 }
 
 /** A listening server. */
@@ -65,6 +71,7 @@ export async function startServer(
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        await options.watchdog?.stop();
       }
     })();
     return closing;
@@ -81,6 +88,7 @@ export async function startServer(
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   }
+  options.watchdog?.start();
   return { port, host: options.host, close };
 }
 

@@ -39,15 +39,38 @@ export interface MetricsMessage {
   metrics: MetricsSnapshot;
 }
 
+/**
+ * From the primary, to a serving worker: answer with a {@link PongMessage}. The answer comes from
+ * the worker's event loop, so a worker whose loop is stuck cannot give it.
+ */
+export interface PingMessage {
+  rankd: 'ping';
+}
+
+/** From a worker: the answer to a {@link PingMessage}. */
+export interface PongMessage {
+  rankd: 'pong';
+}
+
 /** Any message of the protocol. */
 export type WorkerMessage =
   | ReadyMessage
   | FailedMessage
   | ShutdownMessage
   | MetricsRequestMessage
-  | MetricsMessage;
+  | MetricsMessage
+  | PingMessage
+  | PongMessage;
 
-const KINDS: ReadonlySet<unknown> = new Set(['ready', 'failed', 'shutdown', 'metrics', 'metrics-reply']);
+const KINDS: ReadonlySet<unknown> = new Set([
+  'ready',
+  'failed',
+  'shutdown',
+  'metrics',
+  'metrics-reply',
+  'ping',
+  'pong',
+]);
 
 /** Whether `value` is one of rankd's messages. */
 export function isWorkerMessage(value: unknown): value is WorkerMessage {

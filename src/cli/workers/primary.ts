@@ -11,6 +11,11 @@ export interface SupervisorOptions {
   count: number;
   /** A worker's own shutdown deadline (`SHUTDOWN_TIMEOUT_MS`); past it plus a grace, it is killed. */
   shutdownTimeoutMs: number;
+  /**
+   * A serving worker that has not answered a heartbeat ping for this long is killed and replaced
+   * (`WORKER_HEARTBEAT_TIMEOUT_MS`); 0 = never. @defaultValue `0`
+   */
+  heartbeatTimeoutMs?: number;
   /** Progress lines (stdout). */
   log: Log;
   /** Crashes and failures (stderr). */
@@ -30,6 +35,10 @@ interface Slot {
   readonly origin: Origin;
   readonly startedAt: number;
   state: 'starting' | 'ready' | 'retiring';
+  /** When it last answered a heartbeat ping (or said ready), `performance.now()`. */
+  answeredAt: number;
+  /** Killed for not answering: killed once, and its exit still goes through the restart policy. */
+  silenced: boolean;
   /** Settles once: ready, or why it never will be (a failure message, or exiting first). */
   readonly started: Promise<StartOutcome>;
   readonly exited: Promise<void>;
@@ -61,6 +70,7 @@ export class WorkerSupervisor {
   /** The scrapes waiting for workers' metrics, by number: one entry per scrape in progress. */
   readonly #scrapes = new Map<number, (workerId: number, metrics: MetricsSnapshot) => void>();
   #lastScrape = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(options: SupervisorOptions) {
     this.#options = options;
@@ -74,6 +84,7 @@ export class WorkerSupervisor {
    * failure is the app's or the configuration's, and retrying would only repeat it.
    */
   async start(): Promise<{ app: string; port: number } | undefined> {
+    this.#startHeartbeat();
     const slots = Array.from({ length: this.#options.count }, () => this.#fork('initial'));
     const outcome = await allReadyOrFirstFailure(slots.map((slot) => slot.started));
     // A signal during start-up: stop() has it in hand and exits the process.
@@ -211,6 +222,8 @@ export class WorkerSupervisor {
       origin,
       startedAt: Date.now(),
       state: 'starting',
+      answeredAt: performance.now(),
+      silenced: false,
       started,
       exited: new Promise<void>((resolve) => {
         exited = resolve;
@@ -219,8 +232,12 @@ export class WorkerSupervisor {
     this.#slots.set(worker.id, slot);
     worker.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
-      if (message.rankd === 'ready' && slot.state === 'starting') {
+      if (message.rankd === 'pong') {
+        slot.answeredAt = performance.now();
+      } else if (message.rankd === 'ready' && slot.state === 'starting') {
         slot.state = 'ready';
+        // Heartbeats count from here: loading the app and its models may take long.
+        slot.answeredAt = performance.now();
         this.#options.log(`rankd: worker ${worker.id} ready (pid ${slot.pid})`);
         this.#later(this.#policy.options.rapidExitMs, () => {
           if (this.#slots.has(worker.id)) this.#policy.onStable();
@@ -292,6 +309,7 @@ export class WorkerSupervisor {
   }
 
   async #stopAll(kill: boolean): Promise<void> {
+    clearInterval(this.#heartbeat);
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     const slots = [...this.#slots.values()];
@@ -308,6 +326,49 @@ export class WorkerSupervisor {
     }, limit);
     await Promise.all(slots.map((slot) => slot.exited));
     clearTimeout(timer);
+  }
+
+  /**
+   * Pings every serving worker now and then, and kills one that has not answered for
+   * `heartbeatTimeoutMs`: its event loop is stuck (the answer comes from it), so it serves nobody
+   * and cannot drain. Its exit is then a crash like any other: logged, and replaced through the
+   * restart policy. Workers still starting (loading models) and draining ones are not pinged.
+   */
+  #startHeartbeat(): void {
+    const timeoutMs = this.#options.heartbeatTimeoutMs ?? 0;
+    if (timeoutMs <= 0 || this.#heartbeat !== undefined) return;
+    const everyMs = Math.max(50, Math.min(1000, Math.floor(timeoutMs / 4)));
+    let lastTick = performance.now();
+    this.#heartbeat = setInterval(() => {
+      const now = performance.now();
+      const sinceTick = now - lastTick;
+      lastTick = now;
+      if (this.#stopping !== undefined) return;
+      // A worker whose channel has closed is closing itself (see serveAsWorker), and cannot answer.
+      const serving = [...this.#slots.values()].filter(
+        (slot) => slot.state === 'ready' && !slot.silenced && slot.worker.isConnected(),
+      );
+      // This process did not run either (stopped with its workers by Ctrl-Z, a paused VM): the
+      // workers get a fresh period to answer rather than all being killed at once.
+      if (sinceTick > everyMs + timeoutMs / 2) {
+        for (const slot of serving) slot.answeredAt = now;
+        return;
+      }
+      for (const slot of serving) {
+        const silentMs = now - slot.answeredAt;
+        if (silentMs > timeoutMs) {
+          slot.silenced = true;
+          this.#options.warn(
+            `rankd: worker ${slot.worker.id} (pid ${slot.pid}) has not answered heartbeats for ${(silentMs / 1000).toFixed(1)} s (WORKER_HEARTBEAT_TIMEOUT_MS=${timeoutMs}): its event loop is stuck; killing it`,
+          );
+          slot.worker.process.kill('SIGKILL');
+        } else {
+          slot.worker.send({ rankd: 'ping' });
+        }
+      }
+    }, everyMs);
+    // Never what keeps a stopping primary alive.
+    this.#heartbeat.unref();
   }
 
   #askToStop(slot: Slot): void {

@@ -14,7 +14,8 @@ export function tellPrimary(message: WorkerMessage): Promise<void> {
 }
 
 /**
- * A worker's life once its server listens: tells the primary it is ready, then closes gracefully
+ * A worker's life once its server listens: tells the primary it is ready, answers its heartbeat
+ * pings (from this event loop: a stuck worker cannot answer, and is replaced), then closes gracefully
  * and exits when the primary says `shutdown` or goes away (a worker never outlives its primary:
  * it would hold Redis connections nobody supervises). SIGINT/SIGTERM are handled by the server
  * itself, as in a single process, since Ctrl-C reaches the whole process group. It answers the
@@ -31,6 +32,8 @@ export async function serveAsWorker(
     if (!isWorkerMessage(message)) return;
     if (message.rankd === 'shutdown') stop();
     else if (message.rankd === 'metrics') void sendMetrics(message.scrape, metrics);
+    // Answered while draining too: a worker that drains is alive.
+    else if (message.rankd === 'ping') void tellPrimary({ rankd: 'pong' });
   });
   process.off('disconnect', exitOrphan);
   process.once('disconnect', stop);
