@@ -6,6 +6,7 @@ import { buildServer } from '../http/build-server.js';
 import { type RunningServer, startServer } from '../http/start-server.js';
 import type { Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
+import { runLoadSample } from './load-sample-command.js';
 import { prepareRedis } from './prepare-redis.js';
 import { WorkerSupervisor } from './workers/primary.js';
 import { failAsWorker, prepareWorker, serveAsWorker } from './workers/worker.js';
@@ -16,6 +17,11 @@ export interface RunOptions {
   port?: number;
   host?: string;
   redisAuto?: boolean;
+  /**
+   * Load the project's sample data (as `rankd load-sample` does) before serving: what a new
+   * project's `npm start` does, so that its first start answers with the sample catalogue.
+   */
+  loadSample?: boolean;
   /** Processes serving the port; 1 (the default) serves from this process, with no primary. */
   workers?: number;
 }
@@ -40,6 +46,7 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   // The app first: a broken app module should fail before anything is started on its behalf.
   const app = await loadApp(resolveAppPath(options.app, cwd));
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  await loadSampleIfAsked(options, output, cwd);
   const server = await buildConnected(config, app);
   const running = await listen(server, config, output, (signal) =>
     output.log(`rankd: ${signal} received, closing (in-flight requests finish first)`),
@@ -51,6 +58,13 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
     ),
   );
   output.log(`rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc)`);
+}
+
+/** `--load-sample`: the samples go in before the server listens, so no request sees a partial catalogue. */
+async function loadSampleIfAsked(options: RunOptions, output: RunOutput, cwd: string): Promise<void> {
+  if (options.loadSample !== true) return;
+  output.log('Loading the sample data:');
+  await runLoadSample({ app: options.app }, (line) => output.log(`  ${line}`), cwd);
 }
 
 function configOf(options: RunOptions, cwd: string): Config {
@@ -110,6 +124,8 @@ async function runPrimary(
   // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
   resolveAppPath(options.app, cwd);
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  // Once, here: the workers only serve.
+  await loadSampleIfAsked(options, output, cwd);
   const supervisor = new WorkerSupervisor({
     count,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
