@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(main)) {
-  const root = fileURLToPath(new URL('..', import.meta.url));
+  const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
   // A git checkout builds dist/ itself (`npm install` no longer does: a published package must
   // not run dev tools at install time); an installed package always ships it.
   console.error(
