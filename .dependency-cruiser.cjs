@@ -59,6 +59,14 @@ module.exports = {
       from: { path: '^src/', pathNot: under(LAYERS) },
       to: {},
     },
+    {
+      name: 'no-dev-dependency',
+      comment:
+        'An installed rankd has only its dependencies: src/ imports no devDependency and nothing missing from package.json.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['npm-peer'] },
+    },
     ...upward,
   ],
   options: {

@@ -1,66 +1,30 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { rankdDependencyOf } from '../src/cli/init-command.js';
 import { waitForHealthcheck, watchService } from './helpers/cli-service.js';
 import { freePort } from './helpers/free-port.js';
+import { ensureBuilt, PACKAGE_ROOT as ROOT, runCommand } from './helpers/package-build.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 // `rankd init` runs from source like the other CLI tests; the created project runs the built
 // package (its `rankd` dependency is a link to this repo), so dist/ is brought up to date first.
 const CLI = ['--import', 'tsx', join(ROOT, 'src/cli/main.ts')];
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return new Promise<Result>((resolve) => {
-    execFile(
-      command,
-      [...args],
-      { cwd, env: { ...process.env, ...env }, timeout: 90_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
-
-function rankd(args: readonly string[], cwd = ROOT): Promise<Result> {
-  return run(process.execPath, [...CLI, ...args], cwd);
-}
-
-function newestMtime(dir: string, extension: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(extension))
-      newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ when it is missing or older than src/ (`npm test` has just built it). */
-async function ensureBuilt(): Promise<void> {
-  const dist = join(ROOT, 'dist');
-  if (
-    existsSync(join(dist, 'cli', 'main.js')) &&
-    newestMtime(dist, '.js') >= newestMtime(join(ROOT, 'src'), '.ts')
-  )
-    return;
-  const build = await run(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
-    ROOT,
-  );
-  assert.ok(existsSync(join(dist, 'cli', 'main.js')), `the build failed:\n${build.stdout}${build.stderr}`);
+function rankd(args: readonly string[], cwd = ROOT) {
+  return runCommand(process.execPath, [...CLI, ...args], cwd);
 }
 
 /** Product ids of the template's sample catalogue whose title has the word "candle(s)". */
@@ -110,6 +74,11 @@ describe('rankd init', () => {
     const result = await rankd(['init', 'shop', '--dir', parent]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /Created the rankd project shop/);
+    // This repo is a git checkout, so the project uses its code, and init says so.
+    assert.match(
+      result.stdout,
+      new RegExp(`depends on rankd as file:${ROOT}: this rankd runs from a git checkout`),
+    );
     const project = join(parent, 'shop');
     for (const file of [
       '.env',
@@ -139,6 +108,18 @@ describe('rankd init', () => {
     assert.doesNotMatch(readFileSync(join(project, 'README.md'), 'utf8'), /\{\{/);
   });
 
+  test('depends on a version range when installed, on a file: path from a git checkout', () => {
+    const root = mkdtempSync(join(tmpdir(), 'rankd-root-'));
+    assert.deepEqual(rankdDependencyOf(root, '0.3.1'), { spec: '^0.3.1' });
+    // A git worktree has a .git file, a clone a .git directory.
+    writeFileSync(join(root, '.git'), 'gitdir: /somewhere/.git/worktrees/x\n');
+    assert.deepEqual(rankdDependencyOf(root, '0.3.1'), { spec: `file:${root}`, checkout: root });
+    rmSync(join(root, '.git'));
+    mkdirSync(join(root, '.git'));
+    assert.deepEqual(rankdDependencyOf(root, '0.3.1'), { spec: `file:${root}`, checkout: root });
+    rmSync(root, { recursive: true, force: true });
+  });
+
   test('decamelizes the name', async () => {
     const result = await rankd(['init', 'MyShop', '--dir', parent]);
     assert.equal(result.code, 0, result.stderr);
@@ -165,9 +146,9 @@ describe('rankd init', () => {
   test('the project installs, loads its sample data, serves and ranks candles first', async () => {
     const project = join(parent, 'shop');
     const env = { REDIS_URL: redis.url, LOG_LEVEL: 'warn' };
-    // The only dependency is the file: link to this repo, so no registry is needed. Its prepare
-    // script (a full build) is skipped: dist/ is already up to date.
-    const install = await run(
+    // The only dependency is the file: link to this repo, so no registry is needed, and no
+    // script has anything to do (test/package-install.test.ts installs the packed tarball).
+    const install = await runCommand(
       'npm',
       ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'],
       project,
@@ -175,7 +156,7 @@ describe('rankd init', () => {
     assert.equal(install.code, 0, install.stderr);
     assert.equal(realpathSync(join(project, 'node_modules', 'rankd')), realpathSync(ROOT));
 
-    const load = await run('npx', ['rankd', 'load-sample'], project, env);
+    const load = await runCommand('npx', ['rankd', 'load-sample'], project, env);
     assert.equal(load.code, 0, load.stderr);
     assert.match(load.stdout, /data\/products\.jsonl: 60 product entities/);
     assert.match(load.stdout, /feature-store\/data\/product_stats\.jsonl: \d+ rows of product_stats/);

@@ -87,6 +87,31 @@ describe('the layer check', () => {
     );
   });
 
+  test('fails when src/ imports a devDependency or a package missing from package.json', () => {
+    const installed = (name: string) => ({
+      [`node_modules/${name}/package.json`]: `{"name": "${name}", "main": "index.js"}\n`,
+      [`node_modules/${name}/index.js`]: 'module.exports = 1;\n',
+    });
+    const files = {
+      'package.json': '{"dependencies": {"shipped": "1.0.0"}, "devDependencies": {"devonly": "1.0.0"}}\n',
+      ...installed('shipped'),
+      ...installed('devonly'),
+      ...installed('stray'),
+    };
+    assertRefused(
+      { ...files, 'src/redis/c.ts': "import d from 'devonly';\nexport const c = d;\n" },
+      /no-dev-dependency: src\/redis\/c\.ts → node_modules\/devonly/,
+    );
+    assertRefused(
+      { ...files, 'src/redis/c.ts': "import s from 'stray';\nexport const c = s;\n" },
+      /no-dev-dependency: src\/redis\/c\.ts → node_modules\/stray/,
+    );
+    const { status, output } = checkLayers(
+      project({ ...files, 'src/redis/c.ts': "import s from 'shipped';\nexport const c = s;\n" }),
+    );
+    assert.equal(status, 0, output);
+  });
+
   test('allows imports downward and within a layer', () => {
     const dir = project({
       'src/http/server.ts':

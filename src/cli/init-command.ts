@@ -3,12 +3,10 @@ import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { ErrorCode } from '../errors/index.js';
+import { VERSION } from '../version.js';
 import { CliError, type Log } from './cli-error.js';
 
-/**
- * The rankd package root: two levels above this module, in src/cli/ and in dist/cli/ alike.
- * A project made by `rankd init` depends on this very copy (`file:`), since rankd is not on a registry.
- */
+/** The rankd package root: two levels above this module, in src/cli/ and in dist/cli/ alike. */
 export const RANKD_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
 /** The bundled project template. */
@@ -66,6 +64,25 @@ export function projectNameOf(name: string): string {
   return decamelized;
 }
 
+/** How a project made by `rankd init` depends on rankd. */
+export interface RankdDependency {
+  /** The `dependencies.rankd` value of its package.json. */
+  spec: string;
+  /** Set when `spec` is a `file:` path to a git checkout of rankd, not a version range. */
+  checkout?: string;
+}
+
+/**
+ * The dependency a new project gets on the rankd at `root`: the version range of this release
+ * (`^0.1.0`), as an installed package gives it. A git checkout (a `.git` beside its package.json,
+ * a directory or a worktree's file) gives a `file:` path to itself instead: its version is not
+ * necessarily the published one, and someone running rankd from a checkout wants that code.
+ */
+export function rankdDependencyOf(root: string = RANKD_ROOT, version: string = VERSION): RankdDependency {
+  if (existsSync(join(root, '.git'))) return { spec: `file:${root}`, checkout: root };
+  return { spec: `^${version}` };
+}
+
 /** Where and how `rankd init` creates a project. */
 export interface InitOptions {
   /** The directory the project directory is created in. @defaultValue the current directory */
@@ -76,6 +93,8 @@ export interface InitOptions {
 export interface InitResult {
   name: string;
   path: string;
+  /** What its package.json says about rankd. */
+  rankd: RankdDependency;
 }
 
 function fillIn(path: string, values: Readonly<Record<string, string>>): void {
@@ -87,8 +106,8 @@ function fillIn(path: string, values: Readonly<Record<string, string>>): void {
 
 /**
  * Creates a project from the bundled template: copies it to `<dir>/<name>`, restores the
- * renamed files and fills in the project name and the `file:` dependency on this rankd. Nothing
- * is downloaded. An existing destination is never touched; a failed copy is removed again.
+ * renamed files and fills in the project name and its dependency on rankd ({@link rankdDependencyOf}).
+ * Nothing is downloaded. An existing destination is never touched; a failed copy is removed again.
  */
 export function initProject(name: string, options: InitOptions = {}, cwd = process.cwd()): InitResult {
   const projectName = projectNameOf(name);
@@ -97,6 +116,7 @@ export function initProject(name: string, options: InitOptions = {}, cwd = proce
   if (!existsSync(TEMPLATE_DIR)) {
     throw new CliError(`the project template is missing from the rankd package (looked in ${TEMPLATE_DIR})`);
   }
+  const rankd = rankdDependencyOf();
   mkdirSync(resolve(path, '..'), { recursive: true });
   try {
     cpSync(TEMPLATE_DIR, path, {
@@ -107,32 +127,37 @@ export function initProject(name: string, options: InitOptions = {}, cwd = proce
     for (const [stored, created] of RENAMED) {
       if (existsSync(join(path, stored))) renameSync(join(path, stored), join(path, created));
     }
-    const values = { '{{PROJECT_NAME}}': projectName, '{{RANKD_DEPENDENCY}}': `file:${RANKD_ROOT}` };
+    const values = { '{{PROJECT_NAME}}': projectName, '{{RANKD_DEPENDENCY}}': rankd.spec };
     for (const file of FILLED_IN) fillIn(join(path, file), values);
   } catch (error) {
     // Only what this call created is removed: the destination did not exist before.
     rmSync(path, { recursive: true, force: true });
     throw new CliError(`could not create ${path}: ${(error as Error).message}`);
   }
-  return { name: projectName, path };
+  return { name: projectName, path, rankd };
 }
 
 /** The lines `rankd init` prints after creating a project. */
 function nextSteps(result: InitResult, cwd: string): string[] {
   const shown = relative(cwd, result.path);
   const cd = shown !== '' && !shown.startsWith('..') ? shown : result.path;
-  return [
-    `Created the rankd project ${result.name} in ${result.path}`,
+  const lines = [`Created the rankd project ${result.name} in ${result.path}`];
+  if (result.rankd.checkout !== undefined) {
+    lines.push(
+      `It depends on rankd as ${result.rankd.spec}: this rankd runs from a git checkout, so the`,
+      'project uses that code (build it there with `npm run build` after changing it).',
+    );
+  }
+  lines.push(
     '',
     'Next:',
     `  cd ${cd}`,
     '  npm install',
-    '  npx rankd redis          # a local Redis on port 6379, in the background',
-    '  npx rankd load-sample    # the sample products and their features',
-    '  npx rankd run            # serves http://localhost:5001 (API docs at /redoc)',
+    '  npm start      # a local Redis (started if none answers), the sample data, http://localhost:5001',
     '',
-    'Then see README.md for a ranking request to try.',
-  ];
+    'Then see README.md for a ranking request to try; API docs at http://localhost:5001/redoc.',
+  );
+  return lines;
 }
 
 /** Adds `rankd init <name> [--dir <parent>]` to `program`. */

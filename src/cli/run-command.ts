@@ -27,6 +27,10 @@ export function registerRunCommand(program: Command, output: RunOutput): void {
       '--redis-auto',
       'when the configured Redis is local and not answering, start it as `rankd redis` does',
     )
+    .option(
+      '--load-sample',
+      "first load the project's sample data, as `rankd load-sample` does (replacing the sample ids' entities and rows)",
+    )
     .action(async (options: RunOptions) => {
       // Loaded on use: the server's dependencies would slow down every other command.
       const { runService } = await import('./run-service.js');

@@ -9,6 +9,7 @@ import { type RunningServer, startServer } from '../http/start-server.js';
 import { renderSummed } from '../observability/metrics.js';
 import { CliError, type Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
+import { runLoadSample } from './load-sample-command.js';
 import { prepareRedis } from './prepare-redis.js';
 import { WorkerSupervisor } from './workers/primary.js';
 import { failAsWorker, prepareWorker, serveAsWorker } from './workers/worker.js';
@@ -19,6 +20,11 @@ export interface RunOptions {
   port?: number;
   host?: string;
   redisAuto?: boolean;
+  /**
+   * Load the project's sample data (as `rankd load-sample` does) before serving: what a new
+   * project's `npm start` does, so that its first start answers with the sample catalogue.
+   */
+  loadSample?: boolean;
   /** Processes serving the port; 1 (the default) serves from this process, with no primary. */
   workers?: number;
 }
@@ -43,6 +49,7 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   // The app first: a broken app module should fail before anything is started on its behalf.
   const app = await loadApp(resolveAppPath(options.app, cwd));
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
+  await loadSampleIfAsked(options, output, cwd);
   const watchdog = watchdogOf(config, output);
   const server = await buildConnected(config, app, watchdog);
   let metricsPort: RunningMetricsServer | undefined;
@@ -98,6 +105,13 @@ async function serveMetricsPort(
 /** `; metrics: <url>` for the serving line, when the metrics have a port of their own. */
 function metricsNote(config: Config, metricsPort: RunningMetricsServer | undefined): string {
   return metricsPort === undefined ? '' : `; metrics: http://${config.HOST}:${metricsPort.port}/metrics`;
+}
+
+/** `--load-sample`: the samples go in before the server listens, so no request sees a partial catalogue. */
+async function loadSampleIfAsked(options: RunOptions, output: RunOutput, cwd: string): Promise<void> {
+  if (options.loadSample !== true) return;
+  output.log('Loading the sample data:');
+  await runLoadSample({ app: options.app }, (line) => output.log(`  ${line}`), cwd);
 }
 
 function configOf(options: RunOptions, cwd: string): Config {
@@ -185,6 +199,8 @@ async function runPrimary(
     output.warn(
       `rankd: WORKER_HEARTBEAT_TIMEOUT_MS=${heartbeat} is not above LOOP_BLOCK_TIMEOUT_MS=${config.LOOP_BLOCK_TIMEOUT_MS}: a stuck worker may be killed before its watchdog logs the requests in flight`,
     );
+  // Once, here: the workers only serve.
+  await loadSampleIfAsked(options, output, cwd);
   const supervisor = new WorkerSupervisor({
     count,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import { ErrorReply } from 'redis';
+import { ErrorReply } from '@redis/client';
 import { EventSinkUnavailableError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { type EventRecord, recordFields, recordJson } from './event-record.js';

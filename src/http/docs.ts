@@ -1,14 +1,24 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
 
-const require = createRequire(import.meta.url);
-
-/** Redoc's self-contained bundle, from the npm package: the docs page works with no internet. */
+/**
+ * Redoc's self-contained bundle, so the docs page works with no internet. `npm run build` copies
+ * it into dist/redoc/ (scripts/copy-redoc.ts): `redoc` is a devDependency, kept out of installs
+ * for its ~95 packages. This path is the same from src/http/ and dist/http/. Before the first
+ * build, in a checkout, the devDependency itself is there to read.
+ */
 function readRedocBundle(): string {
-  return readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  const built = fileURLToPath(new URL('../../dist/redoc/redoc.standalone.js', import.meta.url));
+  if (existsSync(built)) return readFileSync(built, 'utf8');
+  try {
+    return readFileSync(createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  } catch {
+    throw new Error(`Redoc's bundle is missing: ${built} (run \`npm run build\` in the rankd package)`);
+  }
 }
 
 function redocPage(title: string): string {

@@ -1,4 +1,4 @@
-import { createCluster, RESP_TYPES } from 'redis';
+import { createCluster, RESP_TYPES } from '@redis/client';
 import { hashSlot } from './hash-slot.js';
 import {
   closeWithin,

@@ -1,4 +1,4 @@
-import { TimeoutError } from 'redis';
+import { TimeoutError } from '@redis/client';
 
 /** An operation in flight, linked to the ones started just before and after it. */
 interface Pending {

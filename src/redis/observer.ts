@@ -1,4 +1,4 @@
-import { ErrorReply, TimeoutError } from 'redis';
+import { ErrorReply, TimeoutError } from '@redis/client';
 
 /**
  * How a command failed: it timed out (`REDIS_COMMAND_TIMEOUT_MS`), Redis was not reachable

@@ -1,4 +1,4 @@
-import { ErrorReply } from 'redis';
+import { ErrorReply } from '@redis/client';
 
 /**
  * Whether a node-redis failure is Redis refusing a command for memory (`OOM command not allowed

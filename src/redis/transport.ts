@@ -1,4 +1,4 @@
-import { createClient, RESP_TYPES } from 'redis';
+import { createClient, RESP_TYPES } from '@redis/client';
 
 /** One Redis command as sent on the wire: its name, then its arguments. */
 export type RedisCommand = ReadonlyArray<string | Buffer>;
