@@ -38,8 +38,9 @@ export interface BuildServerOptions {
   /** The app to serve. @defaultValue an app with only the built-in entity types */
   app?: RankdApp;
   /**
-   * Adds routes before the server is ready (routes cannot be added after). They get the same
-   * access control (`config: { access }`) and error handling as rankd's own routes.
+   * Adds routes before the server is ready (routes cannot be added after), after the app's own
+   * `server` extension. They get the same access control (`config: { access }`) and error handling
+   * as rankd's own routes.
    */
   extraRoutes?: (server: FastifyInstance, services: Services) => void | Promise<void>;
   /** Where log lines go, as JSON, instead of stdout (tests read them). @defaultValue stdout */
@@ -125,21 +126,26 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   installHttpLimits(server, config);
   installAccessControl(server, config);
   await registerDocs(server, app.name);
-  registerHealthRoutes(server, redis);
-  registerEntityUploadRoute(server, services);
-  registerEntityGetRoute(server, services);
-  registerEntityDeleteRoutes(server, services);
-  registerFeatureUploadRoute(server, services);
-  registerFeatureGetRoute(server, services);
-  registerFeatureDeleteRoute(server, services);
-  registerPipelineRoutes(server, services);
-  registerFeedbackRoute(server, services);
-  registerModelReloadRoute(server, services);
-  await options.extraRoutes?.(server, services);
-
-  redis.connect();
   try {
+    // The app's plugins, hooks and routes: after what every route must have (access control, error
+    // responses, metrics, the document), before rankd's routes, so that hooks it adds at the top
+    // level are in place when the index routes' own plugin scopes copy their parent's hooks.
+    await app.server?.(server, services);
+    await options.extraRoutes?.(server, services);
+    registerHealthRoutes(server, redis);
+    registerEntityUploadRoute(server, services);
+    registerEntityGetRoute(server, services);
+    registerEntityDeleteRoutes(server, services);
+    registerFeatureUploadRoute(server, services);
+    registerFeatureGetRoute(server, services);
+    registerFeatureDeleteRoute(server, services);
+    registerPipelineRoutes(server, services);
+    registerFeedbackRoute(server, services);
+    registerModelReloadRoute(server, services);
+    redis.connect();
     await app.initialize({ log: server.log });
+    // Plugins the app registered without awaiting them load here, and fail here.
+    await server.ready();
   } catch (error) {
     await app.close();
     await events.close();
@@ -148,6 +154,5 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     await tracing?.shutdown();
     throw new AppLoadError(`The app ${app.name} failed to start: ${(error as Error).message}`, error);
   }
-  await server.ready();
   return server;
 }
