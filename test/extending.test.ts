@@ -1,7 +1,7 @@
 /**
- * An app extends the server (`defineApp({ server })`): its hooks apply to every route, rankd's
- * own included; its routes get rankd's access control and error responses; CORS preflights pass
- * the key check. In process (inject), and
+ * An app extends the server (`defineApp({ server })`, docs/extending.md): its hooks apply to
+ * every route, rankd's own included; its routes get rankd's access control, error responses and
+ * a place in the OpenAPI document; CORS preflights pass the key check. In process (inject), and
  * end to end through `rankd run --workers 2`, where each worker builds the app's extension.
  * The app is test/fixtures/client/app.ts.
  */
@@ -163,6 +163,24 @@ function extensionChecks(send: Send): void {
       headers: { origin: 'https://elsewhere.example' },
     });
     assert.equal(otherOrigin.headers['access-control-allow-origin'], undefined);
+  });
+
+  test("the app's routes with a schema are in the OpenAPI document; one without is served but not documented", async () => {
+    const doc = (await send({ method: 'GET', url: '/openapi.json' })).body;
+    assert.equal(doc.paths[STATUS].get.operationId, 'shop_status');
+    assert.deepEqual(doc.paths[STATUS].get.responses['200'].content['application/json'].schema, {
+      $ref: '#/components/schemas/ShopStatus',
+    });
+    assert.deepEqual(doc.paths[LOOKUP].post.requestBody.content['application/json'].schema, {
+      $ref: '#/components/schemas/ShopLookupRequest',
+    });
+    assert.equal(doc.paths['/api/v1/shop/undocumented'], undefined);
+    const served = await send({
+      method: 'GET',
+      url: '/api/v1/shop/undocumented',
+      headers: { 'x-api-key': KEY },
+    });
+    assert.equal(served.status, 200);
   });
 }
 

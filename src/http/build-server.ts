@@ -19,6 +19,7 @@ import { handleClientError, handleFrameworkError, installErrorHandling } from '.
 import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { installJsonBodyParser } from './json-body.js';
+import { hideRoutesWithoutSchema } from './openapi-document.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
@@ -118,6 +119,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   });
 
   // Before any route: the request metrics hook into each route as it is added.
+  hideRoutesWithoutSchema(server);
   installRequestIdHeader(server);
   if (metrics) installHttpMetrics(server, metrics, config.METRICS_ACCESS);
   tracing?.install(server);

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
+import { docLink, withNamedSchemas } from './openapi-document.js';
 
 const require = createRequire(import.meta.url);
 
@@ -41,7 +42,7 @@ export async function registerDocs(server: FastifyInstance, appName: string): Pr
         version: VERSION,
         description:
           'Ranking server with an entity index and feature store in Redis. Errors share one body: ' +
-          '`{"detail": ..., "error_code": ...}`; see docs/errors.md for the codes.',
+          `\`{"detail": ..., "error_code": ...}\`; see ${docLink('errors', 'errors.md')} for the codes.`,
       },
       components: {
         securitySchemes: {
@@ -50,6 +51,9 @@ export async function registerDocs(server: FastifyInstance, appName: string): Pr
         },
       },
     },
+    // Named schemas, so that client generators make named types (openapi-document.ts).
+    transformObject: (document) =>
+      'openapiObject' in document ? withNamedSchemas(document.openapiObject) : document.swaggerObject,
   });
   let bundle: string | undefined;
   server.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () =>

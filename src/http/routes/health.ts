@@ -13,7 +13,7 @@ export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnec
         operationId: 'healthcheck',
         summary: 'Liveness: the process is up',
         tags: ['health'],
-        response: { 200: Type.Object({ status: Type.Literal('OK') }) },
+        response: { 200: Type.Object({ status: Type.Literal('OK') }, { title: 'HealthResponse' }) },
       },
     },
     async () => ({ status: 'OK' as const }),
@@ -27,7 +27,10 @@ export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnec
         summary: 'Readiness: Redis answers and has room for writes; 503 with the reason when not',
         tags: ['health'],
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), redis: Type.String() }),
+          200: Type.Object(
+            { status: Type.Literal('ready'), redis: Type.String() },
+            { title: 'ReadyResponse' },
+          ),
           ...errorResponses(503),
         },
       },
