@@ -44,6 +44,12 @@ export interface BuildServerOptions {
    * as rankd's own routes.
    */
   extraRoutes?: (server: FastifyInstance, services: Services) => void | Promise<void>;
+  /**
+   * Builds the routes and the OpenAPI document only: Redis is never connected and the app's
+   * components are not initialized (no model file is read). For reading `server.swagger()`, e.g.
+   * `rankd client types`; such a server answers requests that need Redis with 503s.
+   */
+  documentOnly?: boolean;
   /** Where log lines go, as JSON, instead of stdout (tests read them). @defaultValue stdout */
   logStream?: LogStream;
   /**
@@ -102,7 +108,12 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
           ),
     metrics?.redis,
   );
-  const events = createEventSink(config, keys, server.log);
+  // A document-only server writes no event: its sink must not open a connection of its own.
+  const events = createEventSink(
+    options.documentOnly ? { ...config, EVENTS_SINK: 'off' } : config,
+    keys,
+    server.log,
+  );
   metrics?.registerEventStats(() => ({ ...events.stats(), droppedBy: events.droppedBy() }));
   const stageObserverFor: Services['stageObserverFor'] = tracing
     ? (request) => tracing.stageObserver(request, metrics?.stages)
@@ -144,8 +155,10 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     registerPipelineRoutes(server, services);
     registerFeedbackRoute(server, services);
     registerModelReloadRoute(server, services);
-    redis.connect();
-    await app.initialize({ log: server.log });
+    if (!options.documentOnly) {
+      redis.connect();
+      await app.initialize({ log: server.log });
+    }
     // Plugins the app registered without awaiting them load here, and fail here.
     await server.ready();
   } catch (error) {
