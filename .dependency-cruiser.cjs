@@ -6,6 +6,8 @@
  * in a circle; `no-circular` keeps files from doing so.
  */
 const LAYERS = [
+  // rankd/client: beside the server rather than under it; `client-standalone` keeps it apart.
+  ['client'],
   ['errors', 'version.ts'],
   ['config'],
   ['entities'],
@@ -66,6 +68,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/' },
       to: { dependencyTypes: ['npm-dev', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['npm-peer'] },
+    },
+    {
+      name: 'client-standalone',
+      comment:
+        'rankd/client runs in browsers and other programs: it imports only its own files (fetch is a global), no Node module, no package, nothing of the server.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { pathNot: '^src/client/' },
     },
     ...upward,
   ],

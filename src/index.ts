@@ -7,10 +7,13 @@
 export { default as Type, type Static } from 'typebox';
 export {
   type AppOptions,
+  type AppServices,
   defineApp,
   isRankdApp,
   type PlannedPipeline,
   type RankdApp,
+  type RouteAccess,
+  type ServerExtension,
 } from './app/define-app.js';
 export {
   type BusinessLogicStep,

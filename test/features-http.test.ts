@@ -781,6 +781,11 @@ describe('OpenAPI', () => {
     const res = await server.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(res.statusCode, 200);
     const doc = res.json();
+    // Bodies are named components (`{ $ref }`): the schema itself is in components.schemas.
+    const schemaOf = (schema: { $ref?: string }) =>
+      schema.$ref === undefined
+        ? schema
+        : doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')];
     for (const [path, operationId] of [
       [UPLOAD, 'features_upload'],
       [GET, 'features_get'],
@@ -793,9 +798,9 @@ describe('OpenAPI', () => {
       assert.ok(op.requestBody.content['application/json'].schema, `${path} documents its body`);
       for (const status of ['200', '422', '503'])
         assert.ok(op.responses[status]?.content?.['application/json'], `${path} documents ${status}`);
-      assert.ok(op.responses['422'].content['application/json'].schema.properties?.error_code);
+      assert.ok(schemaOf(op.responses['422'].content['application/json'].schema).properties?.error_code);
     }
-    const uploadBody = doc.paths[UPLOAD].post.requestBody.content['application/json'].schema;
+    const uploadBody = schemaOf(doc.paths[UPLOAD].post.requestBody.content['application/json'].schema);
     assert.deepEqual(uploadBody.properties.feature_view.enum, ['typed', 'other', 'ttl', 'short', 'pair']);
     assert.equal(uploadBody.properties.rows.maxItems, MAX_BATCH);
   });

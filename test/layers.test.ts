@@ -112,6 +112,20 @@ describe('the layer check', () => {
     assert.equal(status, 0, output);
   });
 
+  test('fails when the client imports anything but its own files (a Node module, the server)', () => {
+    assertRefused(
+      {
+        'src/client/client.ts': "import { x } from '../errors/x.js';\nexport const c = x;\n",
+        'src/errors/x.ts': 'export const x = 1;\n',
+      },
+      /client-standalone: src\/client\/client\.ts → src\/errors\/x\.ts/,
+    );
+    assertRefused(
+      { 'src/client/client.ts': "import { readFileSync } from 'node:fs';\nexport const c = readFileSync;\n" },
+      /client-standalone: src\/client\/client\.ts → (node:)?fs/,
+    );
+  });
+
   test('allows imports downward and within a layer', () => {
     const dir = project({
       'src/http/server.ts':

@@ -1,14 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/index.js';
 import { BUILT_IN_ENTITY_TYPES } from '../entities/built-in.js';
 import type { EntityType } from '../entities/define-entity.js';
 import { referencedType } from '../entities/identifier.js';
+import type { EntityIndex } from '../entity-index/entity-index.js';
 import { AppDefinitionError } from '../errors/index.js';
+import type { EventSink } from '../events/event-sink.js';
 import type { ExperimentProvider, ExperimentScope } from '../experiments/assign.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { experimentsOf, withInnerComponents } from '../experiments/experiment-model.js';
 import type { FeatureView } from '../features/define-feature-view.js';
+import type { FeatureStore } from '../features/feature-store.js';
 import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
 import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
+import type { RedisConnection } from '../redis/connection.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
+
+/** Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/extending.md). */
+export type RouteAccess = 'public' | 'key' | 'admin';
+
+// Declared here, beside the app's `server` option, rather than in the HTTP layer: an app's own
+// routes set `config: { access }`, and apps see the types this module's declarations reach.
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route when API keys are set. @defaultValue `'key'` */
+    access?: RouteAccess;
+  }
+}
+
+/** What an app's {@link AppOptions.server} function works with besides the server: this server's own. */
+export interface AppServices {
+  /** The validated configuration the server runs with. */
+  readonly config: Config;
+  readonly app: RankdApp;
+  /** The server's one Redis connection (single Redis or Cluster). */
+  readonly redis: RedisConnection;
+  /** The entity index: `upload`, `get`, `delete` of entities. */
+  readonly index: EntityIndex;
+  /** The feature store: rows of the app's feature views. */
+  readonly features: FeatureStore;
+  /** Where requests' events and feedback go (docs/events.md). */
+  readonly events: EventSink;
+}
+
+/**
+ * Extends the HTTP server of an app (docs/extending.md): Fastify plugins, hooks and routes of the
+ * app's own, added on every server that serves the app, `rankd run` and each of its `--workers`.
+ * It runs once rankd's request id, metrics, error handling and access control are installed and
+ * before rankd's own routes, so hooks it adds apply to every route, and routes it adds get
+ * rankd's access control, error responses and a place in the OpenAPI document.
+ */
+export type ServerExtension = (server: FastifyInstance, services: AppServices) => void | Promise<void>;
 
 /** What an app module declares. */
 export interface AppOptions {
@@ -27,6 +69,19 @@ export interface AppOptions {
   experiments?: readonly Experiment[];
   /** Assigns variants instead of rankd's stable hash, e.g. a feature-flag service. */
   experimentProvider?: ExperimentProvider;
+  /**
+   * The app's additions to the HTTP server: plugins (`await server.register(cors)`), hooks and
+   * routes; see {@link ServerExtension} and docs/extending.md.
+   *
+   * @example
+   * ```ts
+   * server: async (server, { index }) => {
+   *   server.addHook('onSend', async (_request, reply) => { reply.header('x-shop', 'demo'); });
+   *   server.get('/api/v1/shop/status', { config: { access: 'public' } }, async () => ({ ok: true }));
+   * },
+   * ```
+   */
+  server?: ServerExtension;
 }
 
 /** A pipeline with its features resolved. */
@@ -45,6 +100,8 @@ export interface RankdApp {
   readonly entityTypes: ReadonlyMap<string, EntityType>;
   readonly featureViews: ReadonlyMap<string, FeatureView>;
   readonly pipelines: readonly PlannedPipeline[];
+  /** The app's additions to the HTTP server ({@link AppOptions.server}); undefined when none. */
+  readonly server: ServerExtension | undefined;
   /**
    * Runs every component's `initialize()` once; the server calls it before it listens, with its
    * logger in `context`.
@@ -130,6 +187,7 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     entityTypes,
     featureViews,
     pipelines,
+    server: options.server,
     initialize(context) {
       initialized ??= initializeComponents(components(), context);
       return initialized;

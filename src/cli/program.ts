@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
+import { registerClientCommand } from './client-command.js';
 import { registerEventsCommands } from './events-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerLoadCommands } from './load-command.js';
@@ -25,6 +26,7 @@ export function createProgram(
   registerLoadSampleCommand(program, log);
   registerLoadCommands(program, { log, warn });
   registerEventsCommands(program, { log, warn });
+  registerClientCommand(program, log);
   return program;
 }
 

@@ -1,17 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteAccess } from '../app/define-app.js';
 import type { Config } from '../config/index.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
 
-/** Who may call a route: anyone, holders of an API key, or holders of an admin key. */
-export type RouteAccess = 'public' | 'key' | 'admin';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Who may call the route. @defaultValue `'key'` */
-    access?: RouteAccess;
-  }
-}
+/** Who may call a route (declared with the app, whose own routes set it too). */
+export type { RouteAccess };
 
 function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
@@ -34,9 +28,20 @@ function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * Whether the request is a browser's CORS preflight: an OPTIONS request asking whether a
+ * cross-origin request may be sent. Browsers never put credentials on it, so it cannot carry a
+ * key; answering it is the app's CORS plugin's job (docs/extending.md), and it reaches no handler
+ * of rankd's.
+ */
+function isPreflight(request: FastifyRequest): boolean {
+  return request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+}
+
+/**
  * API-key access control. Off while neither `API_KEYS` nor `ADMIN_API_KEYS` is set. With
  * `API_KEYS` set, every route but the public ones needs a key (admin keys count too); routes
  * marked `access: 'admin'` need a key from `ADMIN_API_KEYS` whenever that is set or API_KEYS is.
+ * CORS preflights pass without a key ({@link isPreflight}).
  */
 export function installAccessControl(server: FastifyInstance, config: Config): void {
   const userKeys = config.API_KEYS.map(digest);
@@ -44,7 +49,7 @@ export function installAccessControl(server: FastifyInstance, config: Config): v
   if (userKeys.length === 0 && adminKeys.length === 0) return;
   server.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access ?? 'key';
-    if (access === 'public') return;
+    if (access === 'public' || isPreflight(request)) return;
     if (access === 'key' && userKeys.length === 0) return;
     const key = presentedKey(request);
     if (key === undefined) throw new UnauthorizedError();

@@ -20,6 +20,7 @@ import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
 import { installJsonBodyParser } from './json-body.js';
+import { hideRoutesWithoutSchema } from './openapi-document.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
@@ -39,10 +40,17 @@ export interface BuildServerOptions {
   /** The app to serve. @defaultValue an app with only the built-in entity types */
   app?: RankdApp;
   /**
-   * Adds routes before the server is ready (routes cannot be added after). They get the same
-   * access control (`config: { access }`) and error handling as rankd's own routes.
+   * Adds routes before the server is ready (routes cannot be added after), after the app's own
+   * `server` extension. They get the same access control (`config: { access }`) and error handling
+   * as rankd's own routes.
    */
   extraRoutes?: (server: FastifyInstance, services: Services) => void | Promise<void>;
+  /**
+   * Builds the routes and the OpenAPI document only: Redis is never connected and the app's
+   * components are not initialized (no model file is read). For reading `server.swagger()`, e.g.
+   * `rankd client types`; such a server answers requests that need Redis with 503s.
+   */
+  documentOnly?: boolean;
   /** Where log lines go, as JSON, instead of stdout (tests read them). @defaultValue stdout */
   logStream?: LogStream;
   /**
@@ -106,7 +114,12 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
           ),
     metrics?.redis,
   );
-  const events = createEventSink(config, keys, server.log);
+  // A document-only server writes no event: its sink must not open a connection of its own.
+  const events = createEventSink(
+    options.documentOnly ? { ...config, EVENTS_SINK: 'off' } : config,
+    keys,
+    server.log,
+  );
   metrics?.registerEventStats(() => ({ ...events.stats(), droppedBy: events.droppedBy() }));
   const stageObserverFor: Services['stageObserverFor'] = tracing
     ? (request) => tracing.stageObserver(request, metrics?.stages)
@@ -125,6 +138,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   // The first onRequest hook: a request stuck in any later one is still listed.
   if (options.inFlightRequests) installInFlightRecording(server, options.inFlightRequests);
   // Before any route: the request metrics hook into each route as it is added.
+  hideRoutesWithoutSchema(server);
   installRequestIdHeader(server);
   // With METRICS_PORT the metrics are read there (`rankd run` serves it), never through this port.
   if (metrics)
@@ -139,21 +153,28 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   installHttpLimits(server, config);
   installAccessControl(server, config);
   await registerDocs(server, app.name);
-  registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS);
-  registerEntityUploadRoute(server, services);
-  registerEntityGetRoute(server, services);
-  registerEntityDeleteRoutes(server, services);
-  registerFeatureUploadRoute(server, services);
-  registerFeatureGetRoute(server, services);
-  registerFeatureDeleteRoute(server, services);
-  registerPipelineRoutes(server, services);
-  registerFeedbackRoute(server, services);
-  registerModelReloadRoute(server, services);
-  await options.extraRoutes?.(server, services);
-
-  redis.connect();
   try {
-    await app.initialize({ log: server.log });
+    // The app's plugins, hooks and routes: after what every route must have (access control, error
+    // responses, metrics, the document), before rankd's routes, so that hooks it adds at the top
+    // level are in place when the index routes' own plugin scopes copy their parent's hooks.
+    await app.server?.(server, services);
+    await options.extraRoutes?.(server, services);
+    registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS);
+    registerEntityUploadRoute(server, services);
+    registerEntityGetRoute(server, services);
+    registerEntityDeleteRoutes(server, services);
+    registerFeatureUploadRoute(server, services);
+    registerFeatureGetRoute(server, services);
+    registerFeatureDeleteRoute(server, services);
+    registerPipelineRoutes(server, services);
+    registerFeedbackRoute(server, services);
+    registerModelReloadRoute(server, services);
+    if (!options.documentOnly) {
+      redis.connect();
+      await app.initialize({ log: server.log });
+    }
+    // Plugins the app registered without awaiting them load here, and fail here.
+    await server.ready();
   } catch (error) {
     await app.close();
     await events.close();
@@ -162,6 +183,5 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     await tracing?.shutdown();
     throw new AppLoadError(`The app ${app.name} failed to start: ${(error as Error).message}`, error);
   }
-  await server.ready();
   return server;
 }

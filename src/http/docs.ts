@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
+import { docLink, withNamedSchemas } from './openapi-document.js';
 
 /**
  * Redoc's self-contained bundle, so the docs page works with no internet. `npm run build` copies
@@ -51,7 +52,7 @@ export async function registerDocs(server: FastifyInstance, appName: string): Pr
         version: VERSION,
         description:
           'Ranking server with an entity index and feature store in Redis. Errors share one body: ' +
-          '`{"detail": ..., "error_code": ...}`; see docs/errors.md for the codes.',
+          `\`{"detail": ..., "error_code": ...}\`; see ${docLink('errors', 'errors.md')} for the codes.`,
       },
       components: {
         securitySchemes: {
@@ -60,6 +61,9 @@ export async function registerDocs(server: FastifyInstance, appName: string): Pr
         },
       },
     },
+    // Named schemas, so that client generators make named types (openapi-document.ts).
+    transformObject: (document) =>
+      'openapiObject' in document ? withNamedSchemas(document.openapiObject) : document.swaggerObject,
   });
   let bundle: string | undefined;
   server.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () =>

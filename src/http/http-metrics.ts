@@ -8,6 +8,7 @@ import type {
 import Type from 'typebox';
 import type { RankdMetrics } from '../observability/metrics.js';
 import type { RouteAccess } from './access.js';
+import { docLink } from './openapi-document.js';
 
 /** The route label of requests no route matched (404s): one series, whatever the URL. */
 export const UNKNOWN_ROUTE = 'unknown';
@@ -50,7 +51,8 @@ export function installHttpMetrics(
       config: { access: route.access },
       schema: {
         operationId: 'metrics',
-        summary: 'Prometheus metrics (text format); see docs/observability.md',
+        summary: 'Prometheus metrics (text format)',
+        description: `What each metric means: ${docLink('observability', 'observability.md')}.`,
         tags: ['observability'],
         response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }) },
       },

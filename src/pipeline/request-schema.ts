@@ -1,6 +1,9 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TObject, type TSchema } from 'typebox';
+import { Value } from 'typebox/value';
 import type { EntityType } from '../entities/define-entity.js';
+import { exampleValue } from '../entities/examples.js';
 import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
+import { AppDefinitionError } from '../errors/index.js';
 
 /**
  * The schema of an entity inside a request: its id field is required, its declared fields are
@@ -61,12 +64,58 @@ export const PaginationFields = {
 export const RankingResponseSchema = Type.Object(
   {
     ranked_candidates: Type.Array(
-      Type.Object({
-        candidate_id: Type.String({ description: "The candidate's id (its `product_id` for products)" }),
-        ranked_score: Type.Number({ description: 'Score; items are in descending order of it' }),
-      }),
+      Type.Object(
+        {
+          candidate_id: Type.String({ description: "The candidate's id (its `product_id` for products)" }),
+          ranked_score: Type.Number({ description: 'Score; items are in descending order of it' }),
+        },
+        { title: 'RankedCandidate' },
+      ),
     ),
     events: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
   },
   { title: 'RankingResponse' },
 );
+
+/**
+ * Puts the example request the API reference shows (and clients copy) on a pipeline's request
+ * schema: the app's own `example`, which must be a valid request (else the app is refused at
+ * start, rather than documenting a request that fails), or else `made` (the required fields made
+ * up from the schema, with the parts given in `made`) when that is a valid request; else none.
+ */
+export function addRequestExample(
+  pipelineName: string,
+  schema: TObject,
+  given: Record<string, unknown> | undefined,
+  made: Record<string, unknown>,
+  validate: (request: Record<string, unknown>) => void,
+): void {
+  const isValid = (request: Record<string, unknown>): string | undefined => {
+    try {
+      if (!Value.Check(schema, request)) {
+        const first = Value.Errors(schema, request)[0];
+        return first === undefined
+          ? 'it does not match the schema'
+          : `${first.instancePath} ${first.message}`;
+      }
+      validate(request);
+      return undefined;
+    } catch (error) {
+      // A schema the checker cannot read (an app's `Type.Unsafe`) counts as a refusal, not a crash.
+      return (error as Error).message;
+    }
+  };
+  let example: Record<string, unknown> | undefined;
+  if (given !== undefined) {
+    const problem = isValid(given);
+    if (problem !== undefined)
+      throw new AppDefinitionError(`${pipelineName}: its example is not a valid request: ${problem}`);
+    example = given;
+  } else {
+    const required = exampleValue(schema);
+    const candidate =
+      typeof required === 'object' && required !== null ? { ...required, ...made } : undefined;
+    if (candidate !== undefined && isValid(candidate) === undefined) example = candidate;
+  }
+  if (example !== undefined) (schema as { examples?: unknown[] }).examples = [example];
+}

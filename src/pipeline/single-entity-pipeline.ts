@@ -10,7 +10,7 @@ import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline } from './define-pipeline.js';
 import type { EntitySlot } from './hydrate.js';
-import { requestEntitySchema } from './request-schema.js';
+import { addRequestExample, requestEntitySchema } from './request-schema.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -37,6 +37,12 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   experiments?: readonly Experiment[];
   summary?: string;
   description?: string;
+  /**
+   * The example request of the API reference (`/redoc`, `/openapi.json`); checked at start like
+   * a request. @defaultValue the entity by id, and the required fields of `fields` made up from
+   * their schemas
+   */
+  example?: Record<string, unknown>;
 }
 
 /** Declares a pipeline that scores one entity and answers one result. */
@@ -58,6 +64,13 @@ export function defineSingleEntityPipeline<E extends EntityType>(
       ...(options.fields ?? {}),
     },
     { title: `${options.name}Request`, additionalProperties: false },
+  );
+  addRequestExample(
+    options.name,
+    requestSchema,
+    options.example,
+    { request_id: 'example-request-1', [field]: { [options.entity.idField]: 'example-1' } },
+    () => undefined,
   );
   const respond = options.respond ?? ((score: number) => ({ data: score }));
   return {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { entityIdsSchema, entityTypeOf, entityTypeSchema, idsAsStrings } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { EXAMPLE_IDS, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
 
 /**
@@ -9,9 +10,12 @@ import type { Services } from '../services.js';
  * (the predecessor's): delete entities atomically and say which existed.
  */
 export function registerEntityDeleteRoutes(server: FastifyInstance, { app, config, index }: Services): void {
-  const body = Type.Object(
-    { entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(config.MAX_BATCH) },
-    { title: 'EntityDeleteRequest' },
+  const body = withExample(
+    Type.Object(
+      { entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(config.MAX_BATCH) },
+      { title: 'EntityDeleteRequest' },
+    ),
+    { entity_type: exampleEntityType(app).name, entity_ids: [...EXAMPLE_IDS] },
   );
   const response = Type.Object(
     {

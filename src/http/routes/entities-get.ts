@@ -10,13 +10,17 @@ import {
   idsAsStrings,
 } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { EXAMPLE_IDS, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
 
 /** `POST /api/v1/entities/get`: read entities; ids not in the index are left out of the map. */
 export function registerEntityGetRoute(server: FastifyInstance, { app, config, index }: Services): void {
-  const body = Type.Object(
-    { entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(config.MAX_BATCH) },
-    { title: 'EntityGetRequest' },
+  const body = withExample(
+    Type.Object(
+      { entity_type: entityTypeSchema(app), entity_ids: entityIdsSchema(config.MAX_BATCH) },
+      { title: 'EntityGetRequest' },
+    ),
+    { entity_type: exampleEntityType(app).name, entity_ids: [...EXAMPLE_IDS] },
   );
   const response = Type.Object(
     {

@@ -5,6 +5,7 @@ import { type ScannedUpload, scanUpload } from '../../fast-paths/upload-scanner.
 import { installBodyScanner } from '../json-body.js';
 import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { exampleEntities, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
 
 /** Where a body the upload scanner accepted carries the scan, out of reach of any JSON key. */
@@ -44,7 +45,11 @@ export function entityUploadBodySchema(app: RankdApp, maxBatch: number) {
 
 /** `POST /api/v1/entities/upload`: create or completely replace entities, all or none (per entity on a Redis Cluster). */
 export function registerEntityUploadRoute(server: FastifyInstance, { app, config, index }: Services): void {
-  const body = entityUploadBodySchema(app, config.MAX_BATCH);
+  const type = exampleEntityType(app);
+  const body = withExample(entityUploadBodySchema(app, config.MAX_BATCH), {
+    entity_type: type.name,
+    entities: exampleEntities(type),
+  });
   const response = Type.Object(
     { entity_type: Type.String(), entity_ids: Type.Array(Type.String()) },
     { title: 'EntityUploadResponse' },

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { FEEDBACK_ROUTE, feedbackBodySchema, feedbackEvents } from '../../events/feedback.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { EXAMPLE_IDS, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
 import { runIdOf } from './pipeline-routes.js';
 
@@ -11,7 +12,16 @@ import { runIdOf } from './pipeline-routes.js';
  * whether its feedback was kept (200) or not (503), and a bad item rejects the batch (422).
  */
 export function registerFeedbackRoute(server: FastifyInstance, { app, config, events }: Services): void {
-  const body = feedbackBodySchema([...app.entityTypes.keys()], config.MAX_BATCH);
+  const body = withExample(feedbackBodySchema([...app.entityTypes.keys()], config.MAX_BATCH), {
+    events: [
+      {
+        request_id: 'example-request-1',
+        entity_id: EXAMPLE_IDS[0],
+        entity_type: exampleEntityType(app).name,
+        feedback_type: 'click',
+      },
+    ],
+  });
   const response = Type.Object(
     {
       written: Type.Integer({ description: 'Events written: all of them, or 0 when EVENTS_SINK=off' }),

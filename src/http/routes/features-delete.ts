@@ -3,6 +3,7 @@ import Type, { type Static } from 'typebox';
 import { ValidationError } from '../../errors/index.js';
 import { rowIdsOf } from '../../features/feature-rows.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { exampleFeatureView, exampleRowId, withExample } from '../schemas/examples.js';
 import { featureViewNameSchema, featureViewOf, RowIdSchema } from '../schemas/features.js';
 import type { Services } from '../services.js';
 
@@ -11,12 +12,16 @@ export function registerFeatureDeleteRoute(
   server: FastifyInstance,
   { app, config, features }: Services,
 ): void {
-  const body = Type.Object(
-    {
-      feature_view: featureViewNameSchema(app),
-      entity_ids: Type.Array(RowIdSchema, { maxItems: config.MAX_BATCH }),
-    },
-    { title: 'FeatureDeleteRequest' },
+  const view = exampleFeatureView(app);
+  const body = withExample(
+    Type.Object(
+      {
+        feature_view: featureViewNameSchema(app),
+        entity_ids: Type.Array(RowIdSchema, { maxItems: config.MAX_BATCH }),
+      },
+      { title: 'FeatureDeleteRequest' },
+    ),
+    view && { feature_view: view.name, entity_ids: [exampleRowId(view)] },
   );
   const response = Type.Object(
     {

@@ -7,6 +7,7 @@ import { rowIdsOf } from '../../features/feature-rows.js';
 import { UnreadableRow } from '../../features/feature-store.js';
 import { splitName } from '../../request/feature-table.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { exampleFeatureView, exampleRowId, withExample } from '../schemas/examples.js';
 import { featureViewOf, RowIdSchema } from '../schemas/features.js';
 import type { Services } from '../services.js';
 
@@ -17,15 +18,19 @@ function jsonValue(value: unknown): unknown {
 
 /** `POST /api/v1/features/get`: what a pipeline would see, with defaults and staleness marked. */
 export function registerFeatureGetRoute(server: FastifyInstance, { app, config, features }: Services): void {
-  const body = Type.Object(
-    {
-      feature_view: Type.Optional(Type.String({ description: 'Every feature of this view…' })),
-      features: Type.Optional(
-        Type.Array(Type.String(), { minItems: 1, description: '…or these `view:feature` names' }),
-      ),
-      entity_ids: Type.Array(RowIdSchema, { maxItems: config.MAX_BATCH }),
-    },
-    { title: 'FeatureGetRequest' },
+  const view = exampleFeatureView(app);
+  const body = withExample(
+    Type.Object(
+      {
+        feature_view: Type.Optional(Type.String({ description: 'Every feature of this view…' })),
+        features: Type.Optional(
+          Type.Array(Type.String(), { minItems: 1, description: '…or these `view:feature` names' }),
+        ),
+        entity_ids: Type.Array(RowIdSchema, { maxItems: config.MAX_BATCH }),
+      },
+      { title: 'FeatureGetRequest' },
+    ),
+    view && { feature_view: view.name, entity_ids: [exampleRowId(view)] },
   );
   const response = Type.Object(
     {

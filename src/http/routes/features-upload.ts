@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import { prepareFeatureRows } from '../../features/feature-rows.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
+import { exampleFeatureRow, exampleFeatureView, withExample } from '../schemas/examples.js';
 import { featureViewNameSchema, featureViewOf, RowIdSchema } from '../schemas/features.js';
 import type { Services } from '../services.js';
 
@@ -10,7 +11,8 @@ export function registerFeatureUploadRoute(
   server: FastifyInstance,
   { app, config, features }: Services,
 ): void {
-  const body = Type.Object(
+  const view = exampleFeatureView(app);
+  const schema = Type.Object(
     {
       feature_view: featureViewNameSchema(app),
       rows: Type.Array(
@@ -32,6 +34,7 @@ export function registerFeatureUploadRoute(
     },
     { title: 'FeatureUploadRequest' },
   );
+  const body = withExample(schema, view && { feature_view: view.name, rows: [exampleFeatureRow(view)] });
   const response = Type.Object(
     {
       feature_view: Type.String(),

@@ -20,7 +20,7 @@ export function registerHealthRoutes(
         operationId: 'healthcheck',
         summary: 'Liveness: the process is up',
         tags: ['health'],
-        response: { 200: Type.Object({ status: Type.Literal('OK') }) },
+        response: { 200: Type.Object({ status: Type.Literal('OK') }, { title: 'HealthResponse' }) },
       },
     },
     async () => ({ status: 'OK' as const }),
@@ -34,15 +34,18 @@ export function registerHealthRoutes(
         summary: 'Readiness: Redis answers and has room for writes; 503 with the reason when not',
         tags: ['health'],
         response: {
-          200: Type.Object({
-            status: Type.Literal('ready'),
-            redis: Type.Optional(
-              Type.String({
-                description:
-                  "Redis's host:port (a cluster's seed nodes); only with EXPOSE_REDIS_ADDRESS=true",
-              }),
-            ),
-          }),
+          200: Type.Object(
+            {
+              status: Type.Literal('ready'),
+              redis: Type.Optional(
+                Type.String({
+                  description:
+                    "Redis's host:port (a cluster's seed nodes); only with EXPOSE_REDIS_ADDRESS=true",
+                }),
+              ),
+            },
+            { title: 'ReadyResponse' },
+          ),
           ...errorResponses(503),
         },
       },

@@ -10,7 +10,8 @@ const ReloadRequest = Type.Object(
       Type.String({ minLength: 1, description: 'The model to reload; every file-backed model when absent' }),
     ),
   },
-  { title: 'ModelReloadRequest', additionalProperties: false },
+  // `{}` reloads every file model: an example that works in any app.
+  { title: 'ModelReloadRequest', additionalProperties: false, examples: [{}] },
 );
 
 const ReloadResponse = Type.Object(
