@@ -1,9 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
+import { redisAddressForResponse } from '../../errors/index.js';
 import type { RedisConnection } from '../../redis/connection.js';
 import { errorResponses } from '../schemas/error-body.js';
 
-/** `GET /healthcheck` (liveness, as the predecessor) and `GET /readyz` (readiness: Redis answers). */
+/**
+ * `GET /healthcheck` (liveness, as the predecessor) and `GET /readyz` (readiness: Redis answers).
+ * On a Redis Cluster, /readyz stays ready while some masters answer: every rankd on the cluster
+ * sees the same outage, and taking them all out of the load balancer during a failover would turn
+ * degraded rankings into no answer at all. The masters that do not answer are listed.
+ */
 export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnection): void {
   server.get(
     '/healthcheck',
@@ -27,13 +33,32 @@ export function registerHealthRoutes(server: FastifyInstance, redis: RedisConnec
         summary: 'Readiness: Redis answers and has room for writes; 503 with the reason when not',
         tags: ['health'],
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), redis: Type.String() }),
+          200: Type.Object({
+            status: Type.Literal('ready'),
+            redis: Type.String(),
+            unreachable_nodes: Type.Optional(
+              Type.Array(Type.Object({ node: Type.String(), slots: Type.String(), reason: Type.String() }), {
+                description:
+                  'Redis Cluster masters that do not answer while others do (a failover under way): requests ' +
+                  'that need their slots are served degraded or fail, as configured',
+              }),
+            ),
+          }),
           ...errorResponses(503),
         },
       },
     },
     async () => {
-      await redis.ping();
+      const unreachable = await redis.pingAvailable();
+      if (unreachable.length > 0)
+        return {
+          status: 'ready' as const,
+          redis: redis.address,
+          unreachable_nodes: unreachable.map((node) => ({
+            ...node,
+            node: redisAddressForResponse(node.node),
+          })),
+        };
       // Redis answers but refuses writes for memory: index uploads would fail, so not ready.
       await redis.checkMemory();
       return { status: 'ready' as const, redis: redis.address };

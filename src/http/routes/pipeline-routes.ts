@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RequestEvents } from '../../events/recorder.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
+import { markDegraded } from '../degraded.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 
@@ -24,7 +25,7 @@ export function registerPipelineRoutes(
   { app, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
-  for (const { pipeline, plan, route, experiments } of app.pipelines) {
+  for (const { pipeline, plan, route, experiments, onUnreachableShard } of app.pipelines) {
     server.post(
       route,
       {
@@ -42,7 +43,7 @@ export function registerPipelineRoutes(
           done();
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const body = request.body as Record<string, unknown>;
         if (metrics !== undefined && Array.isArray(body.candidates))
           metrics.candidates(pipeline.name, body.candidates.length);
@@ -58,6 +59,8 @@ export function registerPipelineRoutes(
             onEvents: (recorded) => forSink.set(request, recorded),
             stages: stageObserverFor(request),
             route,
+            onUnreachableShard,
+            onDegraded: (degradation) => markDegraded(reply, route, degradation, metrics),
           },
         );
       },
