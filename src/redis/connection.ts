@@ -190,6 +190,7 @@ export class RedisConnection {
       return { values: await this.mget(keys), unread: undefined };
     return this.#readGroups(keys, true);
   }
+
   /**
    * Sets every pair with MSET: on a single Redis one atomic MSET (all or none); on a cluster one
    * per hash slot, each atomic. A later duplicate key wins.
