@@ -19,6 +19,7 @@ import {
   ClusterNodeUnavailableError,
   DEGRADED_HEADER,
   defineApp,
+  defineEntity,
   defineFeatureView,
   defineModel,
   defineRankingPipeline,
@@ -41,7 +42,14 @@ import { testConfig } from './helpers/server.js';
 /** A helper that waits on a condition: a broken setup, not a timed assertion. */
 const WAIT_MS = 30_000;
 
-const Product = ProductEntity.extend({ fields: { boost: Type.Number({ default: 0 }) } });
+const Brand = defineEntity({ name: 'brand', fields: { name: Type.String({ default: '' }) } });
+const Product = ProductEntity.extend({
+  fields: {
+    boost: Type.Number({ default: 0 }),
+    brand_id: Type.Union([Type.String(), Type.Null()], { default: null }),
+  },
+  references: { brand_id: { entity: Brand, as: 'brand' } },
+});
 const ProductStats = defineFeatureView({
   name: 'product_stats',
   entity: Product,
@@ -105,6 +113,10 @@ let failing: FastifyInstance;
 let victim: number;
 let victimSlots: string;
 let onVictim: Set<string>;
+/** A brand on the victim, referenced by a product elsewhere: hydrated a level deeper. */
+let brandOnVictim: string;
+let productElsewhere: string;
+const BRANDS = Array.from({ length: 20 }, (_, i) => `b${i}`);
 
 async function server(app: RankdApp, env: Record<string, string>, logStream?: LogLines) {
   const built = await buildServer({
@@ -155,6 +167,14 @@ before(async () => {
   );
   onVictim = new Set(IDS.filter((_id, i) => owners[i] === victim));
   assert.ok(onVictim.size > 0 && onVictim.size < IDS.length, 'the victim holds some products, not all');
+  const ranges = victimSlots.split(',').map((range) => range.split('-').map(Number));
+  const onVictimSlot = (key: string) => {
+    const slot = hashSlot(key);
+    return ranges.some(([from = -1, to = from]) => slot >= from && slot <= to);
+  };
+  brandOnVictim = BRANDS.find((id) => onVictimSlot(CLUSTER_KEYS.entity('brand', id))) as string;
+  assert.ok(brandOnVictim !== undefined, 'a brand on the victim');
+  productElsewhere = IDS.find((id) => !onVictim.has(id)) as string;
 });
 
 after(async () => {
@@ -163,8 +183,13 @@ after(async () => {
   await cluster?.stop();
 });
 
-/** Uploads every product (boost 100) and its row (clicks i + 1): the state each test starts from. */
+/** Uploads every product (boost 100) and its row (clicks i + 1), and the brands: the state each test starts from. */
 async function upload(): Promise<void> {
+  const brands = await post(degrading, '/api/v1/entities/upload', {
+    entity_type: 'brand',
+    entities: BRANDS.map((brand_id) => ({ brand_id, name: brand_id })),
+  });
+  assert.equal(brands.status, 200, JSON.stringify(brands.body));
   const up = await post(degrading, '/api/v1/entities/upload', {
     entity_type: 'product',
     entities: IDS.map((product_id) => ({ product_id, boost: 100 })),
@@ -217,6 +242,13 @@ async function checkDegradedAnswers(cause: 'timeout' | 'offline' | 'cluster_down
   assert.equal(degraded.nodes[0].node, address);
   assert.equal(degraded.nodes[0].slots, victimSlots);
   assert.equal(degraded.nodes[0].cause, cause);
+  // An entity found through a reference (a level deeper) on the out master is not found either.
+  const referenced = await rank(degrading, {
+    candidates: [{ product_id: productElsewhere, brand_id: brandOnVictim }],
+  });
+  assert.equal(referenced.status, 200, JSON.stringify(referenced.body));
+  assert.equal(referenced.degraded, 'entities=1; features=0');
+  assert.equal(referenced.body.ranked_candidates[0].ranked_score, storedScore(productElsewhere));
   // Without include_events the body is the spec's: only the header says so.
   const plain = await rank(degrading);
   assert.equal(plain.degraded, `entities=${out}; features=${out}`);
@@ -341,13 +373,13 @@ describe('a master that hangs (SIGSTOP: no answer)', () => {
     const { samples } = parsePrometheus(res.body);
     const requests = (route: string) =>
       find(samples, 'rankd_degraded_requests_total', { route, cause: 'timeout' })[0]?.value ?? 0;
-    // Two rankings, one entities/get and one features/get, in the test above.
-    assert.equal(requests('/api/v1/ranking'), 2);
+    // Three rankings (one only for its referenced brand), one entities/get and one features/get above.
+    assert.equal(requests('/api/v1/ranking'), 3);
     assert.equal(requests('/api/v1/entities/get'), 1);
     assert.equal(requests('/api/v1/features/get'), 1);
     const reads = (kind: string) =>
       find(samples, 'rankd_degraded_reads_total', { kind, cause: 'timeout' })[0]?.value ?? 0;
-    assert.equal(reads('entity'), 3 * onVictim.size);
+    assert.equal(reads('entity'), 3 * onVictim.size + 1);
     assert.equal(reads('feature_row'), 3 * onVictim.size);
     assert.equal(
       find(samples, 'rankd_degraded_reads_total', { kind: 'entity', cause: 'offline' })[0]?.value,
