@@ -48,7 +48,7 @@ async function loadRankd(dir: string): Promise<Rankd> {
     api: await importDist(dir, 'index.js'),
     features: await importDist(dir, 'pipeline/features-phase.js'),
     context: await importDist(dir, 'pipeline/request-context.js'),
-    stores: await importDist(dir, 'redis/stores.js'),
+    stores: await importDist(dir, 'app/create-stores.js'),
   };
 }
 

@@ -70,6 +70,7 @@ export {
 } from './features/define-realtime-features.js';
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
+export { DEGRADED_HEADER } from './http/degraded.js';
 export { defineModel, type Model, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
 export type { Explanation, StageExplanation } from './models/explain/explanation.js';
@@ -90,7 +91,7 @@ export type { LogStream } from './observability/logging.js';
 export type { EventCounts, RankdMetrics } from './observability/metrics.js';
 export { reportModelReload } from './observability/model-reloads.js';
 export type { SpanExporterLike } from './observability/tracing.js';
-export type { Pipeline } from './pipeline/define-pipeline.js';
+export type { Pipeline, UnreachableShardPolicy } from './pipeline/define-pipeline.js';
 export {
   DEFAULT_MAX_CANDIDATES,
   defineRankingPipeline,
@@ -106,6 +107,7 @@ export type {
   ComponentLogger,
   ProvidedFeatures,
 } from './request/component.js';
+export type { Degradation, DegradedBody, DegradedNode } from './request/degradation.js';
 export { logEvent } from './request/log-event.js';
 export type { AssignedVariant } from './request/request-context.js';
 export {

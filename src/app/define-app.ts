@@ -11,7 +11,7 @@ import type { Experiment } from '../experiments/define-experiment.js';
 import { experimentsOf, withInnerComponents } from '../experiments/experiment-model.js';
 import type { FeatureView } from '../features/define-feature-view.js';
 import type { FeatureStore } from '../features/feature-store.js';
-import { type Pipeline, routeOf } from '../pipeline/define-pipeline.js';
+import { type Pipeline, routeOf, type UnreachableShardPolicy } from '../pipeline/define-pipeline.js';
 import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
@@ -82,7 +82,17 @@ export interface AppOptions {
    * ```
    */
   server?: ServerExtension;
+  /**
+   * What pipelines do while some masters of a Redis Cluster cannot answer (a failover under way),
+   * unless a pipeline sets its own: `degrade` serves without what those masters hold and says so,
+   * `fail` answers 503 naming the nodes. @defaultValue each pipeline kind's own: `degrade` for
+   * ranking pipelines, `fail` for single-entity pipelines
+   */
+  onUnreachableShard?: UnreachableShardPolicy;
 }
+
+/** The values of `onUnreachableShard`: an app written in JavaScript may pass anything. */
+const POLICIES: readonly UnreachableShardPolicy[] = ['degrade', 'fail'];
 
 /** A pipeline with its features resolved. */
 export interface PlannedPipeline {
@@ -91,6 +101,8 @@ export interface PlannedPipeline {
   readonly route: string;
   /** The experiments its requests are assigned to; undefined when none. */
   readonly experiments: ExperimentScope | undefined;
+  /** What it does while some Redis Cluster masters cannot answer: the pipeline's, else the app's, else its kind's. */
+  readonly onUnreachableShard: UnreachableShardPolicy;
 }
 
 /** A rankd app, as `rankd run` loads it from the app module's default export. */
@@ -167,6 +179,10 @@ export function defineApp(options: AppOptions = {}): RankdApp {
       throw new AppDefinitionError(`Feature view ${view.name} is declared twice`);
     featureViews.set(view.name, view);
   }
+  if (options.onUnreachableShard !== undefined && !POLICIES.includes(options.onUnreachableShard))
+    throw new AppDefinitionError(
+      `defineApp: onUnreachableShard is ${JSON.stringify(options.onUnreachableShard)}; use 'degrade' or 'fail'`,
+    );
   const routes = new Map<string, string>();
   const pipelines = (options.pipelines ?? []).map((pipeline) => {
     const route = routeOf(pipeline);
@@ -177,7 +193,13 @@ export function defineApp(options: AppOptions = {}): RankdApp {
     const plan = planFeatures(pipeline.name, pipeline.components, pipeline.realtimeFeatures, [
       ...featureViews.values(),
     ]);
-    return { pipeline, plan, route, experiments: experimentScope(options, pipeline) };
+    const onUnreachableShard =
+      pipeline.onUnreachableShard ?? options.onUnreachableShard ?? pipeline.unreachableShardDefault ?? 'fail';
+    if (!POLICIES.includes(onUnreachableShard))
+      throw new AppDefinitionError(
+        `${pipeline.name}: onUnreachableShard is ${JSON.stringify(onUnreachableShard)}; use 'degrade' or 'fail'`,
+      );
+    return { pipeline, plan, route, experiments: experimentScope(options, pipeline), onUnreachableShard };
   });
   let initialized: Promise<void> | undefined;
   let closed: Promise<Error[]> | undefined;

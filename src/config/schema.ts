@@ -87,6 +87,15 @@ export const ConfigSchema = Type.Object({
   REDIS_CONNECT_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
   /** How long one Redis command may take before the request answers 503, in ms. @defaultValue `2000` */
   REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
+  /**
+   * What `entities/get` and `features/get` do on a Redis Cluster while some masters cannot answer:
+   * `partial` answers 200 with what the others hold and lists the rest in `unavailable_ids` (and the
+   * `x-rankd-degraded` header); `fail` answers 503 naming the nodes and their slots. Pipelines have
+   * their own setting (`onUnreachableShard`). @defaultValue `partial`
+   */
+  GETS_ON_UNREACHABLE_SHARD: Type.Union([Type.Literal('partial'), Type.Literal('fail')], {
+    default: 'partial',
+  }),
   /** First segment of every Redis key. @defaultValue `default` */
   PROJECT_NAME: Type.String({ default: 'default', minLength: 1 }),
   /** Second segment of index keys; bump it to start a fresh index. @defaultValue `1` */

@@ -8,6 +8,7 @@ import {
 import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
+import type { NodeOutage, UnreadKeys } from '../redis/outages.js';
 import { decodeEntityBytes, encodeEntity, encodeEntityBytes, type IndexCodec } from './codec.js';
 
 /** Longest accepted entity id, in characters. */
@@ -18,6 +19,22 @@ const MAX_PROBLEMS = 50;
 
 /** An entity as stored: a JSON object. */
 export type EntityData = Record<string, unknown>;
+
+/**
+ * Told what a read could not read because some Redis Cluster masters cannot answer: the reads
+ * given one treat those entities as not found instead of failing (degraded ranking).
+ */
+export type OnUnread = (unread: UnreadKeys) => void;
+
+/** What {@link EntityIndex.getAvailableBytes} read, and the ids it could not read. */
+export interface AvailableEntities {
+  /** Found entities' stored JSON, by id, each id once. */
+  readonly found: Array<[id: string, json: Buffer]>;
+  /** Ids whose node could not answer (neither found nor known to be missing), each once, in request order. */
+  readonly unavailableIds: string[];
+  /** The masters that could not answer, each once; empty when every id was read. */
+  readonly outages: readonly NodeOutage[];
+}
 
 /** Entities checked and encoded by {@link EntityIndex.prepare}, ready for {@link EntityIndex.write}. */
 export interface PreparedEntities {
@@ -145,12 +162,30 @@ export class EntityIndex {
   async getBytes(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: Buffer]>> {
     const unique = [...new Set(ids)];
     const keys = unique.map((id) => this.#keys.entity(type.name, id));
-    const values = await this.#redis.mget(keys);
+    return this.#found(unique, keys, await this.#redis.mget(keys));
+  }
+
+  /**
+   * {@link getBytes} that, on a Redis Cluster, leaves out the ids of masters that cannot answer
+   * and lists them apart, rather than failing the whole read. On a single Redis it is getBytes.
+   */
+  async getAvailableBytes(type: EntityType, ids: readonly string[]): Promise<AvailableEntities> {
+    const unique = [...new Set(ids)];
+    const keys = unique.map((id) => this.#keys.entity(type.name, id));
+    const { values, unread } = await this.#redis.mgetAvailable(keys);
+    return {
+      found: this.#found(unique, keys, values),
+      unavailableIds: unread === undefined ? [] : unread.indexes.map((i) => unique[i] as string),
+      outages: unread?.outages ?? [],
+    };
+  }
+
+  #found(ids: readonly string[], keys: readonly string[], values: ReadonlyArray<Buffer | null>) {
     const found: Array<[string, Buffer]> = [];
-    for (let i = 0; i < unique.length; i++) {
+    for (let i = 0; i < ids.length; i++) {
       const value = values[i];
       if (value === null || value === undefined) continue;
-      found.push([unique[i] as string, this.#decodeChecked(keys[i] as string, value)]);
+      found.push([ids[i] as string, this.#decodeChecked(keys[i] as string, value)]);
     }
     return found;
   }
@@ -167,12 +202,18 @@ export class EntityIndex {
    * Reads entities of any types (hydration): the parsed entity per identifier, in order,
    * undefined where missing. One MGET however many: Redis answers none of the commands it read
    * together before running them all, so smaller MGETs overlapped nothing and cost CPU (DR-007).
+   * With `onUnread`, entities on Redis Cluster masters that cannot answer read as missing too, and
+   * `onUnread` is told which (only then: a read that got everything calls nothing).
    */
   async readMany(
     identifiers: ReadonlyArray<{ readonly type: EntityType; readonly id: string }>,
+    onUnread?: OnUnread,
   ): Promise<Array<EntityData | undefined>> {
     const keys = identifiers.map(({ type, id }) => this.#keys.entity(type.name, id));
-    return this.#parseAll(keys, await this.#redis.mget(keys));
+    if (onUnread === undefined) return this.#parseAll(keys, await this.#redis.mget(keys));
+    const { values, unread } = await this.#redis.mgetAvailable(keys);
+    if (unread !== undefined) onUnread(unread);
+    return this.#parseAll(keys, values);
   }
 
   #parseAll(keys: readonly string[], values: ReadonlyArray<Buffer | null>): Array<EntityData | undefined> {

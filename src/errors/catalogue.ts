@@ -1,5 +1,6 @@
 import { hostsOf, withoutAddresses } from './addresses.js';
 import { type FieldProblem, RankdError } from './rankd-error.js';
+import { redisAddressForResponse, redisReasonForResponse } from './redis-address.js';
 
 /**
  * The error catalogue: every code rankd can answer with. Codes are part of the public contract:
@@ -160,6 +161,60 @@ export class RedisUnavailableError extends RankdError {
   }
 }
 
+/** A Redis Cluster master that could not serve a request, as an error message names it. */
+export interface UnavailableNode {
+  /** `host:port` of the master the slots were routed to. */
+  readonly node: string;
+  /** The slots it serves, as ranges (`0-5460`), or '' when the slot map does not say. */
+  readonly slots: string;
+  /** What the client said: `The client is offline`, `no answer within 1000 ms`, `CLUSTERDOWN ...`. */
+  readonly reason: string;
+}
+
+/**
+ * `node (master of slots ...: reason)`: with its address for the log (`shown`), else as response
+ * bodies may show it.
+ */
+function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean): string {
+  const where = slots === '' ? '' : `master of slots ${slots}: `;
+  return `${redisAddressForResponse(node, shown)} (${where}${redisReasonForResponse(reason, node, shown)})`;
+}
+
+/** What a cluster node's outage means and what to do: the same advice for reads and writes. */
+export const CLUSTER_FAILOVER_ADVICE =
+  'A failover is probably in progress: a replica takes over once the other masters have seen the node ' +
+  'down for cluster-node-timeout (15 s by default) and elected it, and rankd follows the new master by ' +
+  'itself. If it lasts, run CLUSTER INFO and CLUSTER NODES on a live node.';
+
+/**
+ * Some masters of a Redis Cluster (not the whole cluster) cannot serve the request's slots: HTTP 503,
+ * `RANKD_REDIS_UNAVAILABLE` like any outage, but the message names the nodes and their slots and
+ * gives cluster advice instead of listing the seed nodes.
+ */
+export class ClusterNodeUnavailableError extends RedisUnavailableError {
+  /** The masters that failed, each once. */
+  readonly nodes: readonly UnavailableNode[];
+  /** The message with the nodes' addresses as responses may show them. */
+  override readonly publicMessage: string;
+
+  constructor(seeds: string, nodes: readonly UnavailableNode[], cause?: unknown) {
+    super(seeds, cause, true);
+    // Replaces the parent's messages (which list the seeds, healthy ones included) rather than
+    // changing the parent's constructor, which every other Redis outage still goes through.
+    const message = (shown: boolean): string => {
+      const described = nodes.map((node) => describeNode(node, shown));
+      const subject =
+        described.length === 1
+          ? `node ${described[0]} is`
+          : `nodes ${described.slice(0, -1).join(', ')} and ${described[described.length - 1]} are`;
+      return `The Redis Cluster ${subject} not available. ${CLUSTER_FAILOVER_ADVICE}`;
+    };
+    this.message = message(true);
+    this.publicMessage = message(false);
+    this.nodes = nodes;
+  }
+}
+
 /**
  * Redis refused a write for memory (`OOM command not allowed when used memory > 'maxmemory'`), or
  * reports itself past its `maxmemory` (`/readyz`): HTTP 503 with what to do. Not a
@@ -210,26 +265,33 @@ export class PartialWriteError extends RankdError {
   /** Ids whose write (or delete) was not confirmed, each once, in request order. */
   readonly failedIds: readonly WrittenId[];
 
-  /** `address`: the cluster's seed nodes, left out of the public message with any other address. */
+  /**
+   * `address`: the cluster's seed nodes, left out of the public message with any other address.
+   * `nodes`: the masters whose writes failed, when known (the message then names them and their
+   * slots; the public message names their slots, and their addresses only as responses may show them).
+   */
   constructor(
     writtenIds: readonly WrittenId[],
     failedIds: readonly WrittenId[],
     cause?: unknown,
     address = '',
+    nodes: readonly UnavailableNode[] = [],
   ) {
     const counts =
       `: ${writtenIds.length} written (written_ids), ${failedIds.length} not confirmed (failed_ids). ` +
-      'Send the failed ones again once the cluster is back.';
-    super(
-      ErrorCode.PARTIAL_WRITE,
-      503,
-      `A Redis Cluster node failed during the write${reasonOf(cause)}${counts}`,
-      {
-        cause,
-        extra: { written_ids: writtenIds, failed_ids: failedIds },
-        publicMessage: `A Redis Cluster node failed during the write${reasonOf(cause, hostsOf(address))}${counts}`,
-      },
-    );
+      'Send the failed ones again once the cluster is back.' +
+      (nodes.length === 0 ? '' : ` ${CLUSTER_FAILOVER_ADVICE}`);
+    const hosts = [...hostsOf(address), ...nodes.flatMap((node) => hostsOf(node.node))];
+    const failed = (shown: boolean): string =>
+      nodes.length === 0
+        ? `A Redis Cluster node failed during the write${reasonOf(cause, shown ? undefined : hosts)}`
+        : `The Redis Cluster ${nodes.length === 1 ? 'node' : 'nodes'} ` +
+          `${nodes.map((node) => describeNode(node, shown)).join(', ')} failed during the write`;
+    super(ErrorCode.PARTIAL_WRITE, 503, `${failed(true)}${counts}`, {
+      cause,
+      extra: { written_ids: writtenIds, failed_ids: failedIds },
+      publicMessage: `${failed(false)}${counts}`,
+    });
     this.writtenIds = writtenIds;
     this.failedIds = failedIds;
   }

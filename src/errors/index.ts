@@ -1,3 +1,4 @@
 export * from './catalogue.js';
 export * from './rankd-error.js';
+export * from './redis-address.js';
 export * from './schema-problems.js';

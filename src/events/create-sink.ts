@@ -31,7 +31,12 @@ export function eventRedisOf(config: Config, log?: SinkLog): RedisConnection {
               ? log.warn(
                   `Event stream Redis unavailable (${detail}); events wait in the buffer, then are dropped`,
                 )
-              : log.info(`Event stream Redis connected at ${detail}`),
+              : // A cluster's detail is a sentence (connected ..., a failover ...), a single Redis's its address.
+                log.info(
+                  config.EVENTS_REDIS_URL === undefined && config.REDIS_CLUSTER_NODES.length > 0
+                    ? `Event stream Redis Cluster: ${detail}`
+                    : `Event stream Redis connected at ${detail}`,
+                ),
         }),
   });
 }

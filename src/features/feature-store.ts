@@ -1,7 +1,8 @@
-import type { WrittenId } from '../errors/index.js';
+import { ClusterNodeUnavailableError, type WrittenId } from '../errors/index.js';
 import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
+import { type NodeOutage, outageCause, type UnreadKeys } from '../redis/outages.js';
 import type { FeatureView } from './define-feature-view.js';
 import type { FeatureKind } from './feature-kind.js';
 import { isEventTime } from './feature-rows.js';
@@ -30,9 +31,17 @@ export class UnreadableRow {
 
 /**
  * A row as read, or why there is none: `unknown_layout` when its header names a format or layout
- * this process does not know (a newer build wrote it, or the layout record is gone).
+ * this process does not know (a newer build wrote it, or the layout record is gone);
+ * `unavailable` when its Redis Cluster master could not answer (only for reads that accept that).
  */
-export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout' | UnreadableRow;
+export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout' | 'unavailable' | UnreadableRow;
+
+/**
+ * Told which rows a read could not read because some Redis Cluster masters cannot answer; the
+ * reads given one treat those rows as absent instead of failing. `indexes` count the rows of all
+ * the read's requests in order (the first request's keys, then the second's, ...).
+ */
+export type OnUnreadRows = (unread: UnreadKeys) => void;
 
 /** The largest time a `Date` holds (ms): a row's time past it cannot be shown as a time. */
 const MAX_DATE_MS = 8.64e15;
@@ -69,13 +78,16 @@ export class FeatureStore {
 
   /**
    * Reads rows; the result has, per request, one entry per key: the row, or undefined when
-   * missing, expired by the view's TTL, or of an unknown layout.
+   * missing, expired by the view's TTL, or of an unknown layout. With `onUnread`, rows on Redis
+   * Cluster masters that cannot answer are undefined too, and `onUnread` is told which.
    */
   async read(
     requests: readonly RowRequest[],
     nowMs = Date.now(),
+    onUnread?: OnUnreadRows,
   ): Promise<Array<Array<StoredRow | undefined>>> {
-    const values = await this.#fetch(requests);
+    const { values, unread } = await this.#fetch(requests, onUnread !== undefined);
+    if (unread !== undefined) onUnread?.(unread);
     // Straight to rows, not through readStates: this runs for every ranking request.
     let position = 0;
     return requests.map(({ view, keys }) => {
@@ -89,24 +101,49 @@ export class FeatureStore {
     });
   }
 
-  /** Like {@link read}, but says why a row is absent: `missing`, `expired`, `unknown_layout` or unreadable. */
-  async readStates(requests: readonly RowRequest[], nowMs = Date.now()): Promise<Array<Array<RowState>>> {
-    const values = await this.#fetch(requests);
+  /**
+   * Like {@link read}, but says why a row is absent: `missing`, `expired`, `unknown_layout` or
+   * unreadable; with `onUnread`, `unavailable` for rows whose Redis Cluster master cannot answer.
+   */
+  async readStates(
+    requests: readonly RowRequest[],
+    nowMs = Date.now(),
+    onUnread?: OnUnreadRows,
+  ): Promise<Array<Array<RowState>>> {
+    const { values, unread } = await this.#fetch(requests, onUnread !== undefined);
+    let unavailable: boolean[] | undefined;
+    if (unread !== undefined) {
+      onUnread?.(unread);
+      unavailable = new Array<boolean>(values.length).fill(false);
+      for (const index of unread.indexes) unavailable[index] = true;
+    }
     let position = 0;
     return requests.map(({ view, keys }) =>
       keys.map(() => {
-        const value = values[position++];
+        const at = position++;
+        if (unavailable?.[at] === true) return 'unavailable';
+        const value = values[at];
         if (value === null || value === undefined) return 'missing';
         return this.#classify(view, value, nowMs);
       }),
     );
   }
 
-  /** The stored bytes of every requested row, in order (one MGET), with the layouts they name known. */
-  async #fetch(requests: readonly RowRequest[]): Promise<Array<Buffer | null>> {
+  /**
+   * The stored bytes of every requested row, in order (one MGET), with the layouts they name known.
+   * With `leaveOut`, rows that could not be read for an outage of their cluster master are null and
+   * listed in `unread` — and so are rows of an older layout when the layout record's master is out.
+   */
+  async #fetch(
+    requests: readonly RowRequest[],
+    leaveOut = false,
+  ): Promise<{ values: Array<Buffer | null>; unread: UnreadKeys | undefined }> {
     const redisKeys: string[] = [];
     for (const { view, keys } of requests) for (const ids of keys) redisKeys.push(this.#rowKey(view, ids));
-    const values = await this.#redis.mget(redisKeys);
+    let values: Array<Buffer | null>;
+    let unread: UnreadKeys | undefined;
+    if (leaveOut) ({ values, unread } = await this.#redis.mgetAvailable(redisKeys));
+    else values = await this.#redis.mget(redisKeys);
     let unknown: Set<number> | undefined;
     let position = 0;
     for (const { view, keys } of requests) {
@@ -121,8 +158,14 @@ export class FeatureStore {
         unknown.add(fingerprint);
       }
     }
-    if (unknown !== undefined) await this.#loadLayouts([...unknown]);
-    return values;
+    if (unknown === undefined) return { values, unread };
+    try {
+      await this.#loadLayouts([...unknown]);
+    } catch (error) {
+      if (!leaveOut || !(error instanceof ClusterNodeUnavailableError)) throw error;
+      unread = withUnreadLayouts(values, unread, unknown, error);
+    }
+    return { values, unread };
   }
 
   /**
@@ -257,6 +300,35 @@ function layoutFeaturesOf(json: string | null | undefined): Array<[string, Featu
       Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string' && KINDS.includes(entry[1]),
   );
   return ok ? (parsed as Array<[string, FeatureKind]>) : undefined;
+}
+
+/**
+ * `unread` plus the rows whose layout could not be loaded (`unknown` fingerprints) because the
+ * master of the layout record is out (`error`): those rows cannot be read either, so they are
+ * nulled in `values` and counted with that master, not read as defaults without a word.
+ */
+function withUnreadLayouts(
+  values: Array<Buffer | null>,
+  unread: UnreadKeys | undefined,
+  unknown: ReadonlySet<number>,
+  error: ClusterNodeUnavailableError,
+): UnreadKeys {
+  const indexes = [...(unread?.indexes ?? [])];
+  let count = 0;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) continue;
+    const fingerprint = RowLayout.fingerprintOf(value);
+    if (fingerprint === undefined || !unknown.has(fingerprint)) continue;
+    values[i] = null;
+    indexes.push(i);
+    count++;
+  }
+  indexes.sort((a, b) => a - b);
+  const outages: NodeOutage[] = [...(unread?.outages ?? [])];
+  for (const { node, slots, reason } of error.nodes)
+    outages.push({ node, slots, reason, cause: outageCause(error.cause) ?? 'offline', keys: count });
+  return { indexes, outages };
 }
 
 /** A row's id as the API names it: the entity id, or `[first, second]` for a pair view. */

@@ -104,14 +104,21 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })
     : undefined;
   // The logger only exists once the server does, hence the callback rather than a logger argument.
+  // On a cluster the detail is a whole sentence naming the node, its slots and what to check:
+  // `rankd redis` cannot help there, and the seed list says nothing about which node failed.
+  const cluster = config.REDIS_CLUSTER_NODES.length > 0;
   const { redis, keys, index, features } = createStores(
     config,
     (event, detail) =>
-      event === 'ready'
-        ? server.log.info(`Redis connected at ${detail}`)
-        : server.log.warn(
-            `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
-          ),
+      cluster
+        ? event === 'ready'
+          ? server.log.info(`Redis Cluster: ${detail}`)
+          : server.log.warn(`Redis Cluster: ${detail}`)
+        : event === 'ready'
+          ? server.log.info(`Redis connected at ${detail}`)
+          : server.log.warn(
+              `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
+            ),
     metrics?.redis,
   );
   // A document-only server writes no event: its sink must not open a connection of its own.

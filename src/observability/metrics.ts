@@ -1,6 +1,8 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { DROP_REASONS } from '../events/event-sink.js';
 import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
+import { OUTAGE_CAUSES } from '../redis/outages.js';
+import type { Degradation } from '../request/degradation.js';
 import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../request/stage-timing.js';
 import { CountOfHistogram, FastHistogram, type HistogramSeries } from './histogram.js';
 import { onModelReload } from './model-reloads.js';
@@ -122,6 +124,8 @@ export class RankdMetrics {
   readonly #candidates: FastHistogram;
   readonly #candidateSeries = new Map<string, HistogramSeries>();
   readonly #modelReloads: Counter<'model' | 'result'>;
+  readonly #degradedRequests: Counter<'route' | 'cause'>;
+  readonly #degradedReads: Counter<'kind' | 'cause'>;
   #eventStats: (() => EventCounts) | undefined;
   readonly #stopListening: () => void;
 
@@ -231,6 +235,25 @@ export class RankdMetrics {
       labelNames: ['model', 'result'] as const,
       registers: [registry],
     });
+    this.#degradedRequests = new Counter({
+      name: 'rankd_degraded_requests_total',
+      help:
+        'Requests answered without what some Redis Cluster masters hold (degraded ranking, partial gets), by ' +
+        'route and cause (offline, timeout, cluster_down, busy); a request that met two causes counts under each',
+      labelNames: ['route', 'cause'] as const,
+      registers: [registry],
+    });
+    this.#degradedReads = new Counter({
+      name: 'rankd_degraded_reads_total',
+      help:
+        'Entities (kind=entity) and feature rows (kind=feature_row) treated as not found because their Redis ' +
+        'Cluster master could not answer, by cause',
+      labelNames: ['kind', 'cause'] as const,
+      registers: [registry],
+    });
+    // At zero from the start: an alert on `increase()` needs the series before the first outage.
+    for (const cause of OUTAGE_CAUSES)
+      for (const kind of ['entity', 'feature_row']) this.#degradedReads.labels(kind, cause).inc(0);
     this.#stopListening = onModelReload((model, result) => this.modelReloaded(model, result));
     for (const pipeline of options.pipelines ?? []) this.#stageSeriesOf(pipeline);
   }
@@ -260,6 +283,18 @@ export class RankdMetrics {
   /** The recorder of one route (a pattern such as `/api/v1/ranking`, never a raw URL). */
   httpRoute(route: string): HttpRouteMetrics {
     return new HttpRouteMetrics(this.#http, route);
+  }
+
+  /**
+   * Counts a request served degraded on `route` (a pattern such as `/api/v1/ranking`), and what it
+   * could not read. Only degraded requests get here: nothing is done for the others.
+   */
+  degraded(route: string, degradation: Degradation): void {
+    for (const cause of degradation.causes) this.#degradedRequests.labels(route, cause).inc();
+    for (const [cause, count] of Object.entries(degradation.entitiesByCause))
+      this.#degradedReads.labels('entity', cause).inc(count);
+    for (const [cause, count] of Object.entries(degradation.featureRowsByCause))
+      this.#degradedReads.labels('feature_row', cause).inc(count);
   }
 
   /** Records the size of one ranking request. */

@@ -6,6 +6,14 @@ import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 import type { EntitySlot } from './hydrate.js';
 
+/**
+ * What a pipeline does when some masters of a Redis Cluster cannot answer (a failover under way):
+ * `degrade` serves the request without what they hold (their entities are ranked with the fields
+ * the request sent, their feature rows read as defaults, and the answer says so); `fail` answers
+ * 503, naming the nodes and their slots. On a single Redis an outage is always a 503.
+ */
+export type UnreachableShardPolicy = 'degrade' | 'fail';
+
 /** What every pipeline kind provides to the server, which runs the shared warm-up (hydration, features) first. */
 export interface Pipeline {
   readonly kind: 'pipeline';
@@ -22,6 +30,13 @@ export interface Pipeline {
   readonly realtimeFeatures: readonly RealtimeFeatures[];
   /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
   readonly experiments?: readonly Experiment[];
+  /** The pipeline's own {@link UnreachableShardPolicy}, when it sets one: wins over the app's. */
+  readonly onUnreachableShard?: UnreachableShardPolicy | undefined;
+  /**
+   * The policy when neither the pipeline nor the app sets one: `degrade` for ranking (candidates
+   * not found are ranked anyway), else `fail`. @defaultValue `fail`
+   */
+  readonly unreachableShardDefault?: UnreachableShardPolicy;
   /** Checks the request before any Redis call (e.g. pagination); throws a 4xx RankdError. */
   validate(request: Record<string, unknown>): void;
   /** Runs the pipeline on a hydrated request whose features are in the context. */

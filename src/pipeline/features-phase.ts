@@ -2,7 +2,7 @@ import type { Identifier } from '../entities/identifier.js';
 import type { FeatureView } from '../features/define-feature-view.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
-import type { FeatureStore, RowRequest } from '../features/feature-store.js';
+import type { FeatureStore, OnUnreadRows, RowRequest } from '../features/feature-store.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 
@@ -55,20 +55,27 @@ export class StoredFeatureFetch {
   readonly #context: RequestContext;
   readonly #firstIds: ReadonlyMap<string, readonly string[]>;
   readonly #first: Promise<void>;
+  readonly #onUnread: OnUnreadRows | undefined;
   /** When the last rows went into the feature table (a `performance.now()` reading). */
   #rowsInAt = 0;
 
-  /** `idsByType`: the request's own entities, each id once per type. */
+  /**
+   * `idsByType`: the request's own entities, each id once per type. With `onUnread` (a degrading
+   * pipeline), rows on cluster masters that cannot answer read as missing (their defaults), and
+   * `onUnread` hears of them.
+   */
   constructor(
     context: RequestContext,
     store: FeatureStore,
     plan: FeaturePlan,
     idsByType: ReadonlyMap<string, readonly string[]>,
+    onUnread?: OnUnreadRows,
   ) {
     this.#context = context;
     this.#store = store;
     this.#plan = plan;
     this.#firstIds = idsByType;
+    this.#onUnread = onUnread;
     for (const view of plan.storedViews)
       context.features.declare(
         view.name,
@@ -124,7 +131,7 @@ export class StoredFeatureFetch {
       this.#rowsInAt = performance.now();
       return;
     }
-    const rows = await this.#store.read(requests);
+    const rows = await this.#store.read(requests, undefined, this.#onUnread);
     const features = this.#context.features;
     for (let i = 0; i < requests.length; i++) {
       const { view, keys } = requests[i] as RowRequest;

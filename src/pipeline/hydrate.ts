@@ -1,6 +1,11 @@
 import type { EntityReference, EntityType } from '../entities/define-entity.js';
 import { idOf, referencedType } from '../entities/identifier.js';
-import { type EntityData, type EntityIndex, hasUnpairedSurrogate } from '../entity-index/entity-index.js';
+import {
+  type EntityData,
+  type EntityIndex,
+  hasUnpairedSurrogate,
+  type OnUnread,
+} from '../entity-index/entity-index.js';
 import type { RequestContext } from '../request/request-context.js';
 
 /** What holds a request object: the array or the object it is an element or field of. */
@@ -151,18 +156,21 @@ export function fillLevel(
  * Hydrates the request's entities level by level: one read per level of references, so a
  * request with products that reference brands costs two round trips, whatever its size.
  * `firstLevelRead` lets the caller start the first MGET itself (alongside the feature reads).
- * Resolves with whether any entity was found through a reference (beyond the first level).
+ * With `onUnread` (a degrading pipeline), entities on cluster masters that cannot answer are
+ * filled as if not found, and `onUnread` hears of them. Resolves with whether any entity was
+ * found through a reference (beyond the first level).
  */
 export async function hydrate(
   context: RequestContext,
   index: EntityIndex,
   firstLevel: Level,
   firstLevelRead: Promise<Array<EntityData | undefined>>,
+  onUnread?: OnUnread,
 ): Promise<boolean> {
   let level = fillLevel(context, firstLevel, await firstLevelRead);
   const foundReferenced = level.entries.length > 0;
   while (level.entries.length > 0) {
-    const stored = await index.readMany(level.entries);
+    const stored = await index.readMany(level.entries, onUnread);
     level = fillLevel(context, level, stored);
   }
   return foundReferenced;

@@ -7,7 +7,7 @@ import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
-import type { Pipeline } from './define-pipeline.js';
+import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
 import type { EntitySlot } from './hydrate.js';
 import { type Pagination, pageSlice } from './pagination.js';
 import {
@@ -48,6 +48,12 @@ export interface RankingPipelineOptions<E extends EntityType> {
   experiments?: readonly Experiment[];
   /** @defaultValue 1000 */
   maxCandidates?: number;
+  /**
+   * When some masters of a Redis Cluster cannot answer: `degrade` ranks anyway (what they hold
+   * counts as not found, and the answer says so), `fail` answers 503. @defaultValue the app's
+   * `onUnreachableShard`, else `degrade`
+   */
+  onUnreachableShard?: UnreachableShardPolicy;
   summary?: string;
   description?: string;
   /**
@@ -148,6 +154,10 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     realtimeFeatures: options.realtimeFeatures ?? [],
     experiments: options.experiments ?? [],
     validate,
+    onUnreachableShard: options.onUnreachableShard,
+    // A candidate not in the index is ranked with the fields it was sent (the spec), and a master
+    // that cannot answer is, for ranking, the same as not found.
+    unreachableShardDefault: 'degrade',
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
       const pagination = paginationOf(request);

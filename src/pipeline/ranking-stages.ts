@@ -134,11 +134,20 @@ export function takePage<E extends EntityType>(
   return page;
 }
 
-/** The response: the page as `{candidate_id, ranked_score}`, and the events when the request asked for them. */
+/**
+ * The response: the page as `{candidate_id, ranked_score}`, and the events when the request asked
+ * for them — with, then, what it could not read when it was served degraded.
+ */
 export function rankingResponse(context: RequestContext, page: ReadonlyArray<ScoredCandidate<EntityType>>) {
   const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));
   const events = context.events;
-  return events.respond
+  if (!events.respond) return { ranked_candidates: ranked };
+  const degradation = context.degradation;
+  return degradation === undefined
     ? { ranked_candidates: ranked, events: events.events }
-    : { ranked_candidates: ranked };
+    : {
+        ranked_candidates: ranked,
+        events: events.events,
+        degraded: degradation.body(context.exposeRedisAddress),
+      };
 }

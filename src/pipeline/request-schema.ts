@@ -73,6 +73,28 @@ export const RankingResponseSchema = Type.Object(
       ),
     ),
     events: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    degraded: Type.Optional(
+      Type.Object(
+        {
+          entities: Type.Integer({ description: 'Entities whose stored values could not be read' }),
+          features: Type.Integer({ description: 'Feature rows (per entity, or pair, and view) not read' }),
+          nodes: Type.Array(
+            Type.Object({
+              node: Type.String({ description: 'The Redis Cluster master, `host:port`' }),
+              slots: Type.String({ description: 'The hash slots it serves, e.g. `0-5460`' }),
+              cause: Type.Enum(['offline', 'timeout', 'cluster_down', 'busy']),
+              reason: Type.String({ description: 'What the Redis client said' }),
+            }),
+          ),
+        },
+        {
+          description:
+            'With `include_events`, when some Redis Cluster masters could not answer and the request was ' +
+            'served without what they hold (those candidates ranked with the fields sent, those features ' +
+            'at their defaults). The `x-rankd-degraded` header says the same to every caller.',
+        },
+      ),
+    ),
   },
   { title: 'RankingResponse' },
 );

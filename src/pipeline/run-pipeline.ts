@@ -2,9 +2,11 @@ import type { EntityIndex } from '../entity-index/entity-index.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
 import type { FeatureStore } from '../features/feature-store.js';
+import type { UnreadKeys } from '../redis/outages.js';
+import type { Degradation } from '../request/degradation.js';
 import { RequestContext, runInContext } from '../request/request-context.js';
 import type { StageObserver } from '../request/stage-timing.js';
-import { type Pipeline, routeOf } from './define-pipeline.js';
+import { type Pipeline, routeOf, type UnreachableShardPolicy } from './define-pipeline.js';
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
 import { discoverEntities, hydrate } from './hydrate.js';
@@ -28,10 +30,19 @@ export interface RunOptions {
   /** Told when each stage ends (metrics, spans). */
   readonly stages?: StageObserver | undefined;
   /**
+   * What to do when some Redis Cluster masters cannot answer (see {@link UnreachableShardPolicy}),
+   * as the app resolved it for this pipeline. @defaultValue `fail`
+   */
+  readonly onUnreachableShard?: UnreachableShardPolicy;
+  /** Given what the request could not read, once it has its result, when it was served degraded. */
+  readonly onDegraded?: (degradation: Degradation) => void;
+  /**
    * The pipeline's route, which every event names, as the app worked it out once.
    * @defaultValue `routeOf(pipeline)`, worked out again (two regular expressions) for this request
    */
   readonly route?: string;
+  /** Whether response bodies may name Redis nodes (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
+  readonly exposeRedisAddress?: boolean;
 }
 
 /**
@@ -58,7 +69,10 @@ export function runPipeline(
       sinkKinds: (options.events ?? EventPolicy.NONE).kindsForRequest(),
     },
   );
-  const context = new RequestContext(pipeline.name, request, { events });
+  const context = new RequestContext(pipeline.name, request, {
+    events,
+    exposeRedisAddress: options.exposeRedisAddress ?? false,
+  });
   context.stageObserver = options.stages;
   return runInContext(context, async () => {
     const start = performance.now();
@@ -69,9 +83,17 @@ export function runPipeline(
       if (ids) ids.push(id);
       else idsByType.set(type.name, [id]);
     }
-    const entityRead = stores.index.readMany(firstLevel.entries);
-    const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType);
-    const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead);
+    // Two closures per request, and only for a degrading pipeline; nothing per entity.
+    const degrade = options.onUnreachableShard === 'degrade';
+    const onUnreadEntities = degrade
+      ? (unread: UnreadKeys) => context.degraded().addEntities(unread.outages)
+      : undefined;
+    const onUnreadRows = degrade
+      ? (unread: UnreadKeys) => context.degraded().addFeatureRows(unread.outages)
+      : undefined;
+    const entityRead = stores.index.readMany(firstLevel.entries, onUnreadEntities);
+    const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType, onUnreadRows);
+    const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead, onUnreadEntities);
     context.stageEnded('hydrate', start);
     await assignExperiments(context, options.experiments);
     // Groups that need only entities run while the stored rows are still on their way: on a
@@ -83,6 +105,7 @@ export function runPipeline(
     await computeRealtimeFeatures(context, plan.realtimeAfterStored);
     context.stageEnded('realtime_features', realtimeStart);
     const result = await pipeline.execute(context, plan);
+    if (context.degradation !== undefined) options.onDegraded?.(context.degradation);
     const forSink = events.forSink();
     if (forSink !== undefined) options.onEvents?.(forSink);
     return result;

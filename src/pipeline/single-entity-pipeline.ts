@@ -8,7 +8,7 @@ import { modelEventData } from '../fast-paths/event-json.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
-import type { Pipeline } from './define-pipeline.js';
+import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
 import type { EntitySlot } from './hydrate.js';
 import { addRequestExample, requestEntitySchema } from './request-schema.js';
 
@@ -35,6 +35,13 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   responseSchema?: TSchema;
   /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
   experiments?: readonly Experiment[];
+  /**
+   * When some masters of a Redis Cluster cannot answer: `fail` answers 503; `degrade` scores the
+   * entity without what they hold (its stored fields and features read as not found) and the
+   * answer's `x-rankd-degraded` header says so. @defaultValue the app's `onUnreachableShard`, else
+   * `fail`: one score computed from defaults would pass for a real one
+   */
+  onUnreachableShard?: UnreachableShardPolicy;
   summary?: string;
   description?: string;
   /**
@@ -86,6 +93,8 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     components: [options.model],
     realtimeFeatures: options.realtimeFeatures ?? [],
     experiments: options.experiments ?? [],
+    onUnreachableShard: options.onUnreachableShard,
+    unreachableShardDefault: 'fail',
     validate() {},
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;

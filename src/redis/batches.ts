@@ -1,4 +1,9 @@
-import { PartialWriteError, RedisUnavailableError, type WrittenId } from '../errors/index.js';
+import {
+  PartialWriteError,
+  RedisUnavailableError,
+  type UnavailableNode,
+  type WrittenId,
+} from '../errors/index.js';
 
 /** Positions of a batch's items that may travel in one command (same hash slot). */
 export interface BatchGroup {
@@ -35,10 +40,18 @@ export function groupKeys(keys: readonly string[], groupOf: (key: string) => num
 export class RedisPartialWriteError extends RedisUnavailableError {
   /** Per batch item: whether its write was confirmed. */
   readonly applied: readonly boolean[];
+  /** The masters whose writes failed for an outage, when known. */
+  readonly nodes: readonly UnavailableNode[];
 
-  constructor(address: string, applied: readonly boolean[], cause: unknown) {
+  constructor(
+    address: string,
+    applied: readonly boolean[],
+    cause: unknown,
+    nodes: readonly UnavailableNode[] = [],
+  ) {
     super(address, cause, true);
     this.applied = applied;
+    this.nodes = nodes;
   }
 }
 
@@ -56,5 +69,11 @@ export function toPartialWriteError(error: unknown, ids: readonly WrittenId[]): 
     // An id listed twice has one key, so one slot and one outcome; its first place orders it.
     (error.applied[i] ? written : failed).set(key, id);
   });
-  return new PartialWriteError([...written.values()], [...failed.values()], error.cause, error.address);
+  return new PartialWriteError(
+    [...written.values()],
+    [...failed.values()],
+    error.cause,
+    error.address,
+    error.nodes,
+  );
 }

@@ -1,9 +1,17 @@
-import { RankdError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
+import {
+  ClusterNodeUnavailableError,
+  RankdError,
+  RedisOutOfMemoryError,
+  RedisUnavailableError,
+  type UnavailableNode,
+} from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
-import { ClusterTransport } from './cluster-transport.js';
+import { ClusterTransport, type SlotOwner } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
+import { hashSlot } from './hash-slot.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
 import { isOutOfMemoryReply, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
+import { type NodeOutage, type OutageCause, outageCause, type UnreadKeys } from './outages.js';
 import {
   type RedisCommand,
   type RedisTransport,
@@ -21,7 +29,12 @@ export interface RedisConnectionOptions {
   connectTimeoutMs: number;
   /** Longest wait for one command, in ms; past it the caller gets a {@link RedisUnavailableError}. */
   commandTimeoutMs: number;
-  /** Told about connection trouble, once per outage rather than once per retry. */
+  /**
+   * Told about connection trouble, once per outage rather than once per retry. On a single Redis
+   * `detail` is its address (and the error, when lost); on a Redis Cluster it is a whole sentence
+   * naming the node and its slots, what it means and what to check (and, when a node is back,
+   * which node serves its slots now).
+   */
   onStateChange?: (event: 'ready' | 'lost', detail: string) => void;
   /** Told how long each command took and how it failed (the server's metrics). */
   observer?: RedisObserver | undefined;
@@ -29,6 +42,14 @@ export interface RedisConnectionOptions {
 
 /** Value as stored: Redis bulk strings come back as Buffers so that binary (LZ4) values survive. */
 export type StoredValue = Buffer | null;
+
+/** The values of a read that may leave out the keys of cluster nodes that cannot answer. */
+export interface AvailableValues {
+  /** In the keys' order; `null` where a key does not exist or was not read. */
+  readonly values: StoredValue[];
+  /** The keys not read and the nodes that did not serve them; undefined when every key was read. */
+  readonly unread: UnreadKeys | undefined;
+}
 
 /**
  * The one Redis connection of a rankd process, on a single Redis or on a Redis Cluster: connects
@@ -47,6 +68,8 @@ export class RedisConnection {
   /** Whether this is one Redis or a Redis Cluster (whose keys then carry hash tags). */
   readonly mode: 'single' | 'cluster';
   readonly #transport: RedisTransport;
+  /** The same transport when it is a cluster's: it names the node behind a failed slot. */
+  readonly #cluster: ClusterTransport | undefined;
   readonly #options: RedisConnectionOptions;
   readonly #deadlines: Deadlines;
   #connecting: Promise<unknown> | undefined;
@@ -56,14 +79,13 @@ export class RedisConnection {
     this.#options = options;
     const transportOptions = {
       connectTimeoutMs: options.connectTimeoutMs,
+      commandTimeoutMs: options.commandTimeoutMs,
       onEvent: (event: TransportEvent, detail: string) => this.#onEvent(event, detail),
     };
     const nodes = options.clusterNodes ?? [];
     this.mode = nodes.length > 0 ? 'cluster' : 'single';
-    this.#transport =
-      nodes.length > 0
-        ? new ClusterTransport(nodes, transportOptions)
-        : new SingleNodeTransport(options.url, transportOptions);
+    this.#cluster = nodes.length > 0 ? new ClusterTransport(nodes, transportOptions) : undefined;
+    this.#transport = this.#cluster ?? new SingleNodeTransport(options.url, transportOptions);
     this.address = this.#transport.address;
     this.#deadlines = new Deadlines(options.commandTimeoutMs);
   }
@@ -95,6 +117,35 @@ export class RedisConnection {
   }
 
   /**
+   * {@link ping} that accepts a partial answer from a Redis Cluster: resolves with the masters that
+   * could not answer (none on a single Redis: Redis down is thrown) while at least one master
+   * answers, and throws a {@link RedisUnavailableError} when none does.
+   */
+  async pingAvailable(): Promise<UnavailableNode[]> {
+    const cluster = this.#cluster;
+    if (cluster === undefined) {
+      await this.ping();
+      return [];
+    }
+    // No deadline around the whole: each master's PING has its own, inside.
+    const failed = await this.#run(
+      () => cluster.pingEach((ping) => this.#deadlines.within(ping)),
+      'ping',
+      false,
+    );
+    if (failed.length === 0) return [];
+    const outages = failed.filter(({ error }) => outageCause(error) !== undefined);
+    // Every master down, or a failure that is no outage: reported as a plain ping would report it.
+    if (outages.length < failed.length || !cluster.hasConnectedMaster())
+      await this.#run(() => Promise.reject((failed[0] as (typeof failed)[number]).error), 'ping');
+    return outages.map(({ owner, error }) => ({
+      node: owner.address,
+      slots: owner.slots,
+      reason: error instanceof Error ? error.message : String(error),
+    }));
+  }
+
+  /**
    * Throws a {@link RedisOutOfMemoryError} when Redis (any master of a cluster) is past its
    * `maxmemory` with a policy that cannot evict, i.e. refuses writes now; `INFO memory` on each,
    * which costs Redis a few microseconds (for `/readyz`). A node whose INFO lacks the fields passes.
@@ -114,7 +165,8 @@ export class RedisConnection {
 
   /**
    * Values of `keys`, in order, `null` where a key does not exist. One MGET per hash slot (one in
-   * all on a single Redis); any failure fails the whole read.
+   * all on a single Redis); any failure fails the whole read (on a cluster, with a
+   * {@link ClusterNodeUnavailableError} naming the nodes and their slots when only some failed).
    */
   async mget(keys: readonly string[]): Promise<StoredValue[]> {
     if (keys.length === 0) return [];
@@ -124,23 +176,19 @@ export class RedisConnection {
       const send = () => this.#transport.send(keys[0] as string, true, ['MGET', ...keys]);
       return (await this.#run(send, 'mget')) as StoredValue[];
     }
-    const groups = this.#groups(keys);
-    // One deadline and one observation for the whole read: it is one step of a request.
-    const replies = await this.#run(
-      () =>
-        Promise.all(
-          groups.map((group) => this.#transport.send(group.keys[0], true, ['MGET', ...group.keys])),
-        ),
-      'mget',
-    );
-    const values = new Array<StoredValue>(keys.length).fill(null);
-    groups.forEach((group, g) => {
-      const reply = replies[g] as StoredValue[];
-      group.indexes.forEach((index, i) => {
-        values[index] = reply[i] ?? null;
-      });
-    });
-    return values;
+    return (await this.#readGroups(keys, false)).values;
+  }
+
+  /**
+   * {@link mget} that leaves out, rather than fails on, the keys of Redis Cluster masters that
+   * cannot answer (an outage: offline, past the timeout, CLUSTERDOWN and the like), and says which.
+   * Anything else still fails the read, and so does an outage of the whole cluster (no master
+   * connected) or of a single Redis: there is nothing left to serve then.
+   */
+  async mgetAvailable(keys: readonly string[]): Promise<AvailableValues> {
+    if (keys.length === 0 || this.mode === 'single')
+      return { values: await this.mget(keys), unread: undefined };
+    return this.#readGroups(keys, true);
   }
 
   /**
@@ -199,7 +247,12 @@ export class RedisConnection {
 
   /** HSETNX: sets a hash field unless it exists. */
   async setFieldIfAbsent(key: string, field: string, value: string): Promise<void> {
-    await this.#run(() => this.#transport.send(key, false, ['HSETNX', key, field, value]), 'hsetnx');
+    await this.#run(
+      () => this.#transport.send(key, false, ['HSETNX', key, field, value]),
+      'hsetnx',
+      true,
+      key,
+    );
   }
 
   /** HMGET as strings; null where a field is missing. */
@@ -207,6 +260,8 @@ export class RedisConnection {
     const values = (await this.#run(
       () => this.#transport.send(key, true, ['HMGET', key, ...fields]),
       'hmget',
+      true,
+      key,
     )) as Array<Buffer | null>;
     return values.map((v) => (v === null ? null : v.toString('utf8')));
   }
@@ -254,6 +309,8 @@ export class RedisConnection {
           entries.map((fields) => ['XADD', key, 'MAXLEN', '~', cap, '*', ...fields]),
         ),
       'multi_xadd',
+      true,
+      key,
     );
   }
 
@@ -267,6 +324,8 @@ export class RedisConnection {
       await this.#run(
         () => this.#transport.send(key, false, ['XTRIM', key, strategy, '~', threshold]),
         'xtrim',
+        true,
+        key,
       ),
     );
   }
@@ -285,6 +344,8 @@ export class RedisConnection {
           this.#transport.send(key, true, ['XLEN', key]),
         ]),
       'memory_usage',
+      true,
+      key,
     );
     return { bytes: Number(bytes ?? 0), entries: Number(entries ?? 0) };
   }
@@ -302,6 +363,8 @@ export class RedisConnection {
     const reply = (await this.#run(
       () => this.#transport.send(key, true, ['XRANGE', key, start, end, 'COUNT', String(count)]),
       'xrange',
+      true,
+      key,
     )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
     return (reply ?? []).map(([id, flat]) => {
       const fields: Record<string, string> = {};
@@ -352,7 +415,8 @@ export class RedisConnection {
   /**
    * Runs `write` once per hash-slot group of `keys`, all groups at once. One group (always, on a
    * single Redis) fails as a whole. With several, a failure of some but not all throws a
-   * {@link RedisPartialWriteError} saying, per key, whether its write was confirmed.
+   * {@link RedisPartialWriteError} saying, per key, whether its write was confirmed, and naming the
+   * cluster nodes that failed.
    */
   async #writeGroups(
     keys: readonly string[],
@@ -360,25 +424,143 @@ export class RedisConnection {
     command: string,
   ): Promise<void> {
     const groups = this.#groups(keys);
-    const outcomes = await Promise.allSettled(groups.map((group) => this.#run(() => write(group), command)));
+    const outcomes = await Promise.allSettled(
+      groups.map((group) => this.#run(() => write(group), command, true, group.keys[0])),
+    );
     const failure = outcomes.find((outcome) => outcome.status === 'rejected');
     if (failure === undefined) return;
-    if (outcomes.every((outcome) => outcome.status === 'rejected')) throw failure.reason;
+    const failedNodes = new Map<string, UnavailableNode>();
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected' && outcome.reason instanceof ClusterNodeUnavailableError)
+        for (const node of outcome.reason.nodes) failedNodes.set(node.node, node);
+    }
+    if (outcomes.every((outcome) => outcome.status === 'rejected')) {
+      // Several nodes failed the whole write: one error naming them all, not the first one only.
+      if (failedNodes.size > 1 && outcomes.every((o) => o.reason instanceof ClusterNodeUnavailableError))
+        throw new ClusterNodeUnavailableError(this.address, [...failedNodes.values()], failure.reason.cause);
+      throw failure.reason;
+    }
     const applied = new Array<boolean>(keys.length).fill(false);
     outcomes.forEach((outcome, g) => {
       if (outcome.status === 'fulfilled')
         for (const index of (groups[g] as BatchGroup).indexes) applied[index] = true;
     });
     const reason = failure.reason as RedisUnavailableError;
-    throw new RedisPartialWriteError(this.address, applied, reason.cause ?? reason);
+    throw new RedisPartialWriteError(this.address, applied, reason.cause ?? reason, [
+      ...failedNodes.values(),
+    ]);
+  }
+
+  /**
+   * A cluster read: one MGET per hash-slot group, all sent in the same tick (node-redis pipelines
+   * those of one node), under one deadline. Unlike `Promise.all`, one failed group does not end the
+   * read: every group's answer is kept, so a read can say exactly which keys it could not read.
+   * Failed groups are then either thrown ({@link mget}) or left out ({@link mgetAvailable}).
+   */
+  async #readGroups(keys: readonly string[], leaveOut: boolean): Promise<AvailableValues> {
+    this.connect();
+    const observer = this.#options.observer;
+    const start = observer === undefined ? 0 : performance.now();
+    const groups = this.#groups(keys);
+    const replies = new Array<StoredValue[] | undefined>(groups.length);
+    let errors: unknown[] | undefined;
+    let settled = false;
+    const all = new Promise<void>((resolve) => {
+      let left = groups.length;
+      for (let g = 0; g < groups.length; g++) {
+        const group = groups[g] as BatchGroup;
+        this.#transport.send(group.keys[0], true, ['MGET', ...group.keys]).then(
+          (reply) => {
+            if (!settled) replies[g] = reply as StoredValue[];
+            if (--left === 0) resolve();
+          },
+          (error: unknown) => {
+            if (!settled) {
+              errors ??= new Array<unknown>(groups.length);
+              errors[g] = error;
+            }
+            if (--left === 0) resolve();
+          },
+        );
+      }
+    });
+    try {
+      await this.#deadlines.within(all);
+    } catch (timeout) {
+      // The groups still unanswered at the deadline are the ones that timed out; the others' answers stand.
+      errors ??= new Array<unknown>(groups.length);
+      for (let g = 0; g < groups.length; g++)
+        if (replies[g] === undefined && errors[g] === undefined) errors[g] = timeout;
+    }
+    settled = true;
+    observer?.commandDone('mget', (performance.now() - start) / 1000);
+    const values = new Array<StoredValue>(keys.length).fill(null);
+    let failed: number[] | undefined;
+    for (let g = 0; g < groups.length; g++) {
+      const reply = replies[g];
+      if (reply === undefined) {
+        failed ??= [];
+        failed.push(g);
+        continue;
+      }
+      const indexes = (groups[g] as BatchGroup).indexes;
+      for (let i = 0; i < indexes.length; i++) values[indexes[i] as number] = reply[i] ?? null;
+    }
+    if (failed === undefined) return { values, unread: undefined };
+    const groupErrors = errors as unknown[];
+    observer?.commandFailed('mget', redisErrorKind(groupErrors[failed[0] as number]));
+    const unread = this.#unreadOf(groups, failed, groupErrors);
+    if (!leaveOut) {
+      const nodes = unread.outages.map(({ node, slots, reason }) => ({ node, slots, reason }));
+      throw new ClusterNodeUnavailableError(this.address, nodes, groupErrors[failed[0] as number]);
+    }
+    return { values, unread };
+  }
+
+  /**
+   * What the failed groups of a cluster read mean: the keys not read and the nodes behind them,
+   * each reported to the transport (logged once per outage). Throws when the failure is not the
+   * outage of some nodes: an error that is no outage (reported as itself, as {@link #run} does), or
+   * the whole cluster away (no master connected: a plain {@link RedisUnavailableError}).
+   */
+  #unreadOf(
+    groups: readonly BatchGroup[],
+    failed: readonly number[],
+    errors: readonly unknown[],
+  ): UnreadKeys {
+    const cluster = this.#cluster as ClusterTransport;
+    const byNode = new Map<string, { owner: SlotOwner; cause: OutageCause; reason: string; keys: number }>();
+    const indexes: number[] = [];
+    for (const g of failed) {
+      const error = errors[g];
+      const cause = outageCause(error);
+      if (cause === undefined) throw this.#failure(error);
+      const group = groups[g] as BatchGroup;
+      const owner = cluster.ownerOfSlot(hashSlot(group.keys[0] as string));
+      if (owner === undefined || !cluster.hasConnectedMaster()) throw this.#failure(error);
+      const known = byNode.get(owner.address);
+      if (known === undefined) {
+        const reason = error instanceof Error ? error.message : String(error);
+        byNode.set(owner.address, { owner, cause, reason, keys: group.indexes.length });
+      } else known.keys += group.indexes.length;
+      for (const index of group.indexes) indexes.push(index);
+    }
+    indexes.sort((a, b) => a - b);
+    const outages: NodeOutage[] = [];
+    for (const { owner, cause, reason, keys } of byNode.values()) {
+      cluster.reportOutage(owner, cause, reason);
+      outages.push({ node: owner.address, slots: owner.slots, cause, reason, keys });
+    }
+    return { indexes, outages };
   }
 
   /**
    * Runs one operation (a command, or one MULTI/EXEC), timing it for the observer under
    * `command` (two clock readings, none when nothing observes), within a deadline unless
-   * `deadline` is false (a whole SCAN of the keyspace may rightly take longer).
+   * `deadline` is false (a whole SCAN of the keyspace may rightly take longer). On a cluster,
+   * `key` (the operation's first key) lets an outage be reported as its node's, with its slots.
    */
-  async #run<T>(operation: () => Promise<T>, command = 'other', deadline = true): Promise<T> {
+  async #run<T>(operation: () => Promise<T>, command = 'other', deadline = true, key?: string): Promise<T> {
     this.connect();
     const observer = this.#options.observer;
     const start = observer === undefined ? 0 : performance.now();
@@ -392,19 +574,50 @@ export class RedisConnection {
         observer.commandDone(command, (performance.now() - start) / 1000);
         observer.commandFailed(command, redisErrorKind(error));
       }
-      // Redis answered, and refused for memory: reconnecting would not help, making room would.
-      if (isOutOfMemoryReply(error)) throw new RedisOutOfMemoryError(error);
-      // Only an outage is a 503: a bug or a command Redis rejects is reported as itself (a 500).
-      if (!isRedisOutage(error)) throw error;
-      throw new RedisUnavailableError(this.address, error, this.mode === 'cluster');
+      throw this.#failure(error, key);
     }
   }
 
-  /** Reports a change of state once: `lost` once per outage, `ready` when it is over. */
+  /**
+   * What a failed operation is reported as: Redis out of memory, an outage (503: of one cluster
+   * node, naming it and its slots, when `key` says which node and other masters are up; else of
+   * Redis), or, for a bug or a command Redis rejects, the error itself (a 500).
+   */
+  #failure(error: unknown, key?: string): unknown {
+    // Redis answered, and refused for memory: reconnecting would not help, making room would.
+    if (isOutOfMemoryReply(error)) return new RedisOutOfMemoryError(error);
+    // Only an outage is a 503: a bug or a command Redis rejects is reported as itself (a 500).
+    if (!isRedisOutage(error)) return error;
+    const cluster = this.#cluster;
+    const cause = outageCause(error);
+    if (cluster !== undefined && key !== undefined && cause !== undefined && cluster.hasConnectedMaster()) {
+      const owner = cluster.ownerOfSlot(hashSlot(key));
+      if (owner !== undefined) {
+        const reason = error instanceof Error ? error.message : String(error);
+        cluster.reportOutage(owner, cause, reason);
+        return new ClusterNodeUnavailableError(
+          this.address,
+          [{ node: owner.address, slots: owner.slots, reason }],
+          error,
+        );
+      }
+    }
+    return new RedisUnavailableError(this.address, error, this.mode === 'cluster');
+  }
+
+  /**
+   * Reports a change of state: on a single Redis `lost` once per outage and `ready` when it is
+   * over; a cluster's node events pass as they come (the transport reports each once per outage).
+   */
   #onEvent(event: TransportEvent, detail: string): void {
+    if (event === 'node-lost' || event === 'node-back') {
+      this.#options.onStateChange?.(event === 'node-lost' ? 'lost' : 'ready', detail);
+      return;
+    }
     if (event === this.#state) return;
     this.#state = event;
-    this.#options.onStateChange?.(event, event === 'lost' ? `${this.address}: ${detail}` : this.address);
+    if (this.mode === 'cluster') this.#options.onStateChange?.(event, detail);
+    else this.#options.onStateChange?.(event, event === 'lost' ? `${this.address}: ${detail}` : this.address);
   }
 }
 

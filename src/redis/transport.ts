@@ -3,14 +3,21 @@ import { createClient, RESP_TYPES } from '@redis/client';
 /** One Redis command as sent on the wire: its name, then its arguments. */
 export type RedisCommand = ReadonlyArray<string | Buffer>;
 
-/** What a transport tells its owner about its connections. */
-export type TransportEvent = 'ready' | 'lost';
+/**
+ * What a transport tells its owner about its connections: `ready` and `lost` for the connection as
+ * a whole (the owner de-duplicates them), `node-lost` and `node-back` for one master of a Redis
+ * Cluster (already de-duplicated: one of each per outage of that node, and their detail is a
+ * whole sentence naming the node and its slots).
+ */
+export type TransportEvent = 'ready' | 'lost' | 'node-lost' | 'node-back';
 
 /** How a transport connects; shared by the single-node and the cluster transport. */
 export interface TransportOptions {
   /** Longest wait for one connection attempt, in ms. */
   connectTimeoutMs: number;
-  /** Every connection trouble and recovery, as it happens (the owner de-duplicates). */
+  /** Longest wait for one command, in ms: a cluster transport's probes of a failed node wait this long. */
+  commandTimeoutMs?: number;
+  /** Every connection trouble and recovery, as it happens. */
   onEvent: (event: TransportEvent, detail: string) => void;
 }
 

@@ -4,6 +4,7 @@ import { AppMisuseError } from '../errors/index.js';
 import { EventRecorder } from '../events/recorder.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
+import { Degradation } from './degradation.js';
 import { FeatureLookupError, FeatureTable } from './feature-table.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
@@ -17,6 +18,8 @@ export interface AssignedVariant<P = Record<string, unknown>> {
 export interface RequestContextOptions {
   /** Records the request's events. @defaultValue events for the response only, when `include_events` is true */
   readonly events?: EventRecorder;
+  /** Whether response bodies may name Redis nodes (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
+  readonly exposeRedisAddress?: boolean;
 }
 
 /** Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`. */
@@ -45,6 +48,13 @@ export class RequestContext {
   readonly variants = new Map<string, AssignedVariant>();
   /** Told when each stage of the request ends (metrics, spans); set by the server, if it observes. */
   stageObserver: StageObserver | undefined;
+  /**
+   * What the request could not read because some Redis Cluster masters could not answer, when its
+   * pipeline degrades rather than fails; undefined when it read everything (the usual case).
+   */
+  degradation: Degradation | undefined;
+  /** Whether response bodies may name Redis nodes (`EXPOSE_REDIS_ADDRESS`), e.g. the `degraded` object's. */
+  readonly exposeRedisAddress: boolean;
   readonly #identities = new WeakMap<object, Identifier>();
   /**
    * The entity last identified, and its identifier: a model reads a dozen features of one
@@ -56,6 +66,7 @@ export class RequestContext {
   constructor(pipeline: string, request: RankdRequest, options: RequestContextOptions = {}) {
     this.pipeline = pipeline;
     this.request = request;
+    this.exposeRedisAddress = options.exposeRedisAddress ?? false;
     this.events =
       options.events ??
       new EventRecorder(
@@ -74,6 +85,12 @@ export class RequestContext {
   stageEnded(stage: PipelineStage, start: number, end = performance.now()): number {
     this.stageObserver?.stage(this.pipeline, stage, start, end);
     return end;
+  }
+
+  /** The request's {@link degradation}, made on first use. */
+  degraded(): Degradation {
+    this.degradation ??= new Degradation();
+    return this.degradation;
   }
 
   /** Records that `entity` (an object of this request) is `identifier`. */

@@ -24,6 +24,26 @@ export interface TestCluster {
   killMaster(): Promise<number>;
   /** The ports of the masters that currently serve slots, asked of a live node. */
   masterPorts(): Promise<number[]>;
+  /** The port of the master that serves `slot`, asked of a live node. */
+  masterOfSlot(slot: number): Promise<number>;
+  /** The slots the master on `port` serves, as CLUSTER NODES lists them (`0-5460`), comma-separated. */
+  slotsOf(port: number): Promise<string>;
+  /**
+   * Freezes the node on `port` (SIGSTOP): it keeps its connections but answers nothing, as a hung
+   * or partitioned node would. With a long `nodeTimeoutMs` no failover follows. {@link resume} it.
+   */
+  pause(port: number): void;
+  /** Lets a node frozen by {@link pause} run again (SIGCONT). */
+  resume(port: number): void;
+  /** Kills (SIGKILL) the node on `port`; its clients see connections refused. */
+  killNode(port: number): Promise<void>;
+  /**
+   * Starts the node on `port` again with its `nodes.conf` (it rejoins its cluster empty: nothing is
+   * persisted), once it answers; a master that was failed over comes back as a replica.
+   */
+  restartNode(port: number): Promise<void>;
+  /** `master` or `replica`, as the node on `port` says of itself (ROLE). */
+  roleOf(port: number): Promise<'master' | 'replica'>;
   /** Kills (SIGKILL) every node: the whole cluster is down. */
   killAll(): Promise<void>;
   /**
@@ -82,12 +102,22 @@ async function until(what: string, timeoutMs: number, check: () => Promise<boole
   }
 }
 
+/** How to start a test cluster. */
+export interface TestClusterOptions {
+  /**
+   * `cluster-node-timeout`, in ms: how long the masters wait before they fail a silent master over
+   * to its replica. Short by default so failovers are quick; long to keep a node down (killed or
+   * paused) without a failover. @defaultValue 2000
+   */
+  nodeTimeoutMs?: number;
+}
+
 /**
  * Starts a Redis Cluster of 3 masters and 3 replicas on free loopback ports (Debian's
  * `redis-server --cluster-enabled yes`, joined with `redis-cli --cluster create`) and waits until
  * every node reports `cluster_state:ok`. Nothing is persisted. Call `stop()` in `after()`.
  */
-export async function startTestCluster(): Promise<TestCluster> {
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
   const binary = findRedisServer();
   if (!binary)
     throw new Error('redis-server is not installed: run `npm test` (its pretest step installs it)');
@@ -118,7 +148,7 @@ export async function startTestCluster(): Promise<TestCluster> {
       '--cluster-config-file',
       join(dir, `nodes-${port}.conf`),
       '--cluster-node-timeout',
-      '2000',
+      String(options.nodeTimeoutMs ?? 2000),
     ],
   };
   const ports: number[] = [];
@@ -173,10 +203,54 @@ export async function startTestCluster(): Promise<TestCluster> {
     throw new Error('test cluster: no live node answers CLUSTER NODES');
   };
 
+  const slotsOf = async (port: number): Promise<string> => {
+    for (const live of ports) {
+      if (!children.has(live)) continue;
+      const nodes = await cli(live, 'cluster', 'nodes').catch(() => '');
+      const line = nodes.split('\n').find((l) => l.includes(`:${port}@`));
+      if (line !== undefined) return line.trim().split(' ').slice(8).join(',');
+    }
+    throw new Error(`test cluster: no live node knows the node on port ${port}`);
+  };
+  const masterOfSlot = async (slot: number): Promise<number> => {
+    for (const port of ports) {
+      if (!children.has(port)) continue;
+      const nodes = await cli(port, 'cluster', 'nodes').catch(() => '');
+      for (const line of nodes.split('\n')) {
+        if (!/\bmaster\b/.test(line) || /\bfail\b/.test(line)) continue;
+        const fields = line.trim().split(' ');
+        const serves = fields.slice(8).some((range) => {
+          const [from, to] = range.split('-').map(Number);
+          return from !== undefined && slot >= from && slot <= (to ?? from);
+        });
+        if (serves) return Number(/:(\d+)@/.exec(line)?.[1]);
+      }
+    }
+    throw new Error(`test cluster: no live node names the master of slot ${slot}`);
+  };
+  const signal = (port: number, name: NodeJS.Signals) => {
+    const child = children.get(port);
+    if (!child) throw new Error(`test cluster: no node runs on port ${port}`);
+    child.kill(name);
+  };
+
   return {
     nodes: ports.map((port) => `127.0.0.1:${port}`).join(','),
     ports,
     masterPorts,
+    masterOfSlot,
+    slotsOf,
+    pause: (port) => signal(port, 'SIGSTOP'),
+    resume: (port) => signal(port, 'SIGCONT'),
+    killNode: kill,
+    async restartNode(port) {
+      if (children.has(port)) throw new Error(`test cluster: the node on port ${port} is running`);
+      children.set(port, await startRedisOn({ ...node, port }));
+    },
+    async roleOf(port) {
+      const role = (await cli(port, 'role')).split('\n')[0]?.trim();
+      return role === 'master' ? 'master' : 'replica';
+    },
     async killMaster() {
       const [victim] = await masterPorts();
       if (victim === undefined) throw new Error('test cluster: no master to kill');

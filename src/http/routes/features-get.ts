@@ -4,8 +4,10 @@ import { ValidationError } from '../../errors/index.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
 import { featureSpecOf } from '../../features/feature-kind.js';
 import { rowIdsOf } from '../../features/feature-rows.js';
-import { UnreadableRow } from '../../features/feature-store.js';
+import { type OnUnreadRows, UnreadableRow } from '../../features/feature-store.js';
+import { Degradation } from '../../request/degradation.js';
 import { splitName } from '../../request/feature-table.js';
+import { markDegraded } from '../degraded.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import { exampleFeatureView, exampleRowId, withExample } from '../schemas/examples.js';
 import { featureViewOf, RowIdSchema } from '../schemas/features.js';
@@ -16,8 +18,15 @@ function jsonValue(value: unknown): unknown {
   return value instanceof Float32Array ? Array.from(value) : value;
 }
 
-/** `POST /api/v1/features/get`: what a pipeline would see, with defaults and staleness marked. */
-export function registerFeatureGetRoute(server: FastifyInstance, { app, config, features }: Services): void {
+/**
+ * `POST /api/v1/features/get`: what a pipeline would see, with defaults and staleness marked. On a
+ * Redis Cluster with masters that cannot answer, their ids are listed in `unavailable_ids` instead
+ * of `results` (or the answer is a 503, with `GETS_ON_UNREACHABLE_SHARD=fail`).
+ */
+export function registerFeatureGetRoute(
+  server: FastifyInstance,
+  { app, config, features, metrics }: Services,
+): void {
   const view = exampleFeatureView(app);
   const body = withExample(
     Type.Object(
@@ -57,6 +66,14 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
           ),
         }),
       ),
+      unavailable_ids: Type.Optional(
+        Type.Array(RowIdSchema, {
+          description:
+            'Only on a Redis Cluster while some masters cannot answer (a failover under way): the ids whose rows ' +
+            'those masters hold, left out of `results`, in request order. Ask again later. Absent when every ' +
+            'row was read; the `x-rankd-degraded` header is set whenever it is present.',
+        }),
+      ),
     },
     { title: 'FeatureGetResponse' },
   );
@@ -72,7 +89,7 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
         response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { feature_view, entity_ids } = request.body;
       if ((feature_view === undefined) === (request.body.features === undefined)) {
         throw ValidationError.at(['body'], 'give exactly one of feature_view and features', 'one_of');
@@ -115,9 +132,29 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
         if (!Array.isArray(ids)) throw ValidationError.at(['body', 'entity_ids', i], ids.problem, ids.type);
         return ids;
       });
-      const states = await features.readStates(views.map((view) => ({ view, keys })));
-      return {
-        results: entity_ids.map((entityId, i) => {
+      let degradation: Degradation | undefined;
+      const onUnread: OnUnreadRows | undefined =
+        config.GETS_ON_UNREACHABLE_SHARD === 'partial'
+          ? (unread) => {
+              degradation ??= new Degradation();
+              degradation.addFeatureRows(unread.outages);
+            }
+          : undefined;
+      const states = await features.readStates(
+        views.map((view) => ({ view, keys })),
+        undefined,
+        onUnread,
+      );
+      // An id's rows all live on its first entity's master: one unreadable row means its node is out.
+      const unavailable =
+        degradation === undefined
+          ? undefined
+          : entity_ids.filter((_id, i) => views.some((_view, v) => states[v]?.[i] === 'unavailable'));
+      if (degradation !== undefined) markDegraded(reply, '/api/v1/features/get', degradation, metrics);
+      const results = entity_ids
+        .map((entityId, i) => {
+          if (unavailable !== undefined && views.some((_view, v) => states[v]?.[i] === 'unavailable'))
+            return undefined;
           const values: Record<string, unknown> = {};
           const defaulted: string[] = [];
           const viewStates: Record<string, { state: string; event_timestamp?: string; reason?: string }> = {};
@@ -138,8 +175,9 @@ export function registerFeatureGetRoute(server: FastifyInstance, { app, config, 
             }
           });
           return { entity_id: entityId, values, defaulted, views: viewStates };
-        }),
-      };
+        })
+        .filter((result) => result !== undefined);
+      return unavailable === undefined ? { results } : { results, unavailable_ids: unavailable };
     },
   );
 }

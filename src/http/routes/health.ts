@@ -1,11 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
+import { redisAddressForResponse, redisReasonForResponse } from '../../errors/index.js';
 import type { RedisConnection } from '../../redis/connection.js';
 import { errorResponses } from '../schemas/error-body.js';
 
 /**
  * `GET /healthcheck` (liveness, as the predecessor) and `GET /readyz` (readiness: Redis answers).
- * Both answer without a key, so `/readyz` names Redis's address only with `exposeRedisAddress`.
+ * Both answer without a key, so `/readyz` names Redis's address, and the nodes of its
+ * `unreachable_nodes`, only with `exposeRedisAddress`.
+ * On a Redis Cluster, /readyz stays ready while some masters answer: every rankd on the cluster
+ * sees the same outage, and taking them all out of the load balancer during a failover would turn
+ * degraded rankings into no answer at all. The masters that do not answer are listed.
  */
 export function registerHealthRoutes(
   server: FastifyInstance,
@@ -43,6 +48,22 @@ export function registerHealthRoutes(
                     "Redis's host:port (a cluster's seed nodes); only with EXPOSE_REDIS_ADDRESS=true",
                 }),
               ),
+              unreachable_nodes: Type.Optional(
+                Type.Array(
+                  Type.Object({
+                    node: Type.String({
+                      description: "The master's host:port; `<address>` unless EXPOSE_REDIS_ADDRESS=true",
+                    }),
+                    slots: Type.String(),
+                    reason: Type.String(),
+                  }),
+                  {
+                    description:
+                      'Redis Cluster masters that do not answer while others do (a failover under way): ' +
+                      'requests that need their slots are served degraded or fail, as configured',
+                  },
+                ),
+              ),
             },
             { title: 'ReadyResponse' },
           ),
@@ -51,7 +72,17 @@ export function registerHealthRoutes(
       },
     },
     async () => {
-      await redis.ping();
+      const unreachable = await redis.pingAvailable();
+      if (unreachable.length > 0)
+        return {
+          status: 'ready' as const,
+          ...(exposeRedisAddress ? { redis: redis.address } : {}),
+          unreachable_nodes: unreachable.map(({ node, slots, reason }) => ({
+            node: redisAddressForResponse(node, exposeRedisAddress),
+            slots,
+            reason: redisReasonForResponse(reason, node, exposeRedisAddress),
+          })),
+        };
       // Redis answers but refuses writes for memory: index uploads would fail, so not ready.
       await redis.checkMemory();
       return exposeRedisAddress

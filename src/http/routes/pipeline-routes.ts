@@ -4,6 +4,7 @@ import type { RequestEvents } from '../../events/recorder.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { unpairedSurrogateIds } from '../../pipeline/request-ids.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
+import { markDegraded } from '../degraded.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 
@@ -23,10 +24,10 @@ export function runIdOf(request: FastifyRequest): string | null {
  */
 export function registerPipelineRoutes(
   server: FastifyInstance,
-  { app, index, features, events, metrics, stageObserverFor }: Services,
+  { app, config, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
-  for (const { pipeline, plan, route, experiments } of app.pipelines) {
+  for (const { pipeline, plan, route, experiments, onUnreachableShard } of app.pipelines) {
     server.post(
       route,
       {
@@ -44,7 +45,7 @@ export function registerPipelineRoutes(
           done();
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const body = request.body as Record<string, unknown>;
         // Only bodies whose text spells a surrogate are searched: a clean request pays nothing per candidate.
         if (!request.rankdNoSurrogates) {
@@ -65,6 +66,9 @@ export function registerPipelineRoutes(
             onEvents: (recorded) => forSink.set(request, recorded),
             stages: stageObserverFor(request),
             route,
+            onUnreachableShard,
+            exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
+            onDegraded: (degradation) => markDegraded(reply, route, degradation, metrics),
           },
         );
       },
