@@ -7,6 +7,7 @@
  */
 const LAYERS = [
   ['errors', 'version.ts'],
+  ['text'],
   ['config'],
   ['entities'],
   ['redis'],
@@ -23,6 +24,7 @@ const LAYERS = [
   ['app'],
   ['http'],
   ['cli'],
+  ['testing'],
   ['index.ts'],
 ];
 
