@@ -15,12 +15,10 @@ const WEIGHTS = {
   'text_match:category': 1.5, // 0..1
   'text_match:description': 1.5, // 0..1
   'text_match:brand': 1, // 0..1
-  // Quality and popularity order products of similar relevance.
+  // Quality and popularity order products of similar relevance (purchases and rating: below).
   'realtime_product:search_score': 0.5, // 0..1
   'product_stats:popularity': 0.5, // 0..1
   'product_stats:ctr_7d': 2, // 0..0.15
-  'realtime_product:log_purchases': 0.08, // 0..5.5
-  'realtime_product:rating_vs_prior': 0.2, // −0.6..0.2
   'product_sales:conversion_30d': 3, // 0..0.05
   // Personalization, when the request names a user with a stored profile.
   'user_affinity:embedding_similarity': 0.4, // −1..1
@@ -28,8 +26,17 @@ const WEIGHTS = {
   'user_affinity:price_penalty': -0.1, // 0..5.3
 } as const;
 
-const FEATURES = Object.keys(WEIGHTS) as Array<keyof typeof WEIGHTS>;
+const WEIGHTED = Object.keys(WEIGHTS) as Array<keyof typeof WEIGHTS>;
 const weights: number[] = Object.values(WEIGHTS);
+const STATS = [
+  'product_stats:purchase_past_15_days',
+  'product_stats:rating',
+  'product_stats:review_count',
+] as const;
+
+/** Ratings of products with few reviews are pulled towards this prior, as if it had this many reviews. */
+const PRIOR_RATING = 4;
+const PRIOR_REVIEWS = 10;
 
 /**
  * Scores products: relevance to the query (`text_match`), then quality and popularity, then fit
@@ -39,13 +46,22 @@ export const RankingModel = defineModel({
   name: 'RankingModel',
   version: '1',
   entity: Product,
-  features: FEATURES,
+  features: [...WEIGHTED, ...STATS],
   score(products) {
     // One column per feature, read for all products at once: cheaper than a getFeature per value
     // when there are a thousand candidates. A missing value (NaN) counts as 0.
-    const columns = featureColumns(products, FEATURES);
-    return products.map((_, i) =>
-      columns.reduce((sum, column, j) => sum + (weights[j] ?? 0) * (column[i] || 0), 0),
-    );
+    const columns = featureColumns(products, WEIGHTED);
+    const [purchases, rating, reviews] = featureColumns(products, STATS);
+    return products.map((_, i) => {
+      let score = 0;
+      for (let j = 0; j < columns.length; j++) score += (weights[j] ?? 0) * (columns[j]?.[i] || 0);
+      // Purchases in 15 days count by their logarithm: the 100th sale says less than the first.
+      score += 0.08 * Math.log1p(purchases[i] || 0); // 0..0.44
+      // Two reviews of 5 stars should not beat two hundred of 4.8.
+      const n = reviews[i] || 0;
+      const smoothed = ((rating[i] || 0) * n + PRIOR_RATING * PRIOR_REVIEWS) / (n + PRIOR_REVIEWS);
+      score += 0.2 * (smoothed - PRIOR_RATING); // −0.12..0.04
+      return score;
+    });
   },
 });
