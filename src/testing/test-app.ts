@@ -16,8 +16,9 @@ export interface TestAppOptions extends RowsToLoad {
   readonly sampleData?: string | URL;
   /**
    * Settings, as `.env` holds them (`EVENTS_SINK: 'off'`, `LOG_LEVEL: 'info'`, ...). Neither the
-   * project's `.env` nor the environment is read, so a test runs the same everywhere; the Redis
-   * settings are always the throwaway server's. @defaultValue `{ LOG_LEVEL: 'silent' }`
+   * project's `.env` nor the environment is read, so a test runs the same everywhere. `REDIS_URL`
+   * is always the throwaway server's, and `REDIS_CLUSTER_NODES` is ignored.
+   * @defaultValue `{ LOG_LEVEL: 'silent' }`
    */
   readonly settings?: Readonly<Record<string, string>>;
 }
