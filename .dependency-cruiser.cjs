@@ -9,6 +9,7 @@ const LAYERS = [
   // rankd/client: beside the server rather than under it; `client-standalone` keeps it apart.
   ['client'],
   ['errors', 'version.ts'],
+  ['text'],
   ['config'],
   ['entities'],
   ['redis'],
@@ -25,6 +26,7 @@ const LAYERS = [
   ['app'],
   ['http'],
   ['cli'],
+  ['testing'],
   ['index.ts'],
 ];
 

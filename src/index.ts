@@ -120,4 +120,14 @@ export {
 } from './request/request-context.js';
 export { cosine, dot, embeddingSimilarity } from './request/similarity.js';
 export type { PipelineStage, StageObserver } from './request/stage-timing.js';
+export {
+  type QueryMatch,
+  type TextField,
+  type TextFields,
+  type TextMatcher,
+  type TextMatcherOptions,
+  type TextScores,
+  textMatcher,
+} from './text/text-matcher.js';
+export { tokenize } from './text/words.js';
 export { VERSION } from './version.js';

@@ -89,11 +89,15 @@ describe('rankd init', () => {
       'pipelines/main.ts',
       'pipelines/product-ranking/schemas.ts',
       'pipelines/product-ranking/realtime-features.ts',
+      'pipelines/product-ranking/text-match.ts',
       'pipelines/product-ranking/models.ts',
       'pipelines/product-ranking/ranking-pipeline.ts',
       'feature-store/features.ts',
       'feature-store/data/product_stats.jsonl',
       'data/products.jsonl',
+      'test/ranking.test.ts',
+      'Dockerfile',
+      '.dockerignore',
     ]) {
       assert.ok(existsSync(join(project, file)), `${file} is missing`);
     }
@@ -104,6 +108,8 @@ describe('rankd init', () => {
     assert.equal(pkg.name, 'shop');
     assert.equal(pkg.type, 'module');
     assert.deepEqual(pkg.dependencies, { rankd: `file:${ROOT}` });
+    assert.deepEqual(Object.keys(pkg.devDependencies).sort(), ['@types/node', 'tsx', 'typescript']);
+    assert.match(pkg.scripts.test, /--test test\/\*\.test\.ts/);
     assert.match(readFileSync(join(project, '.env'), 'utf8'), /^REDIS_URL=redis:\/\/localhost:6379$/m);
     assert.doesNotMatch(readFileSync(join(project, 'README.md'), 'utf8'), /\{\{/);
   });
@@ -124,6 +130,10 @@ describe('rankd init', () => {
     const result = await rankd(['init', 'MyShop', '--dir', parent]);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(JSON.parse(readFileSync(join(parent, 'my-shop', 'package.json'), 'utf8')).name, 'my-shop');
+    // The app is named after the project too (logs, the API docs' title).
+    const main = readFileSync(join(parent, 'my-shop', 'pipelines', 'main.ts'), 'utf8');
+    assert.match(main, /^ {2}name: 'my-shop',/m);
+    assert.doesNotMatch(main, /'shop'/);
   });
 
   test('refuses an existing destination, leaving it alone', async () => {
@@ -146,11 +156,12 @@ describe('rankd init', () => {
   test('the project installs, loads its sample data, serves and ranks candles first', async () => {
     const project = join(parent, 'shop');
     const env = { REDIS_URL: redis.url, LOG_LEVEL: 'warn' };
-    // The only dependency is the file: link to this repo, so no registry is needed, and no
-    // script has anything to do (test/package-install.test.ts installs the packed tarball).
+    // rankd is the file: link to this repo; its prepare script (a full build) is skipped: dist/ is
+    // already up to date. The dev dependencies (typescript, tsx, @types/node) are this repo's too,
+    // so npm's cache mostly has them: the registry is asked only for what it lacks.
     const install = await runCommand(
       'npm',
-      ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'],
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'],
       project,
     );
     assert.equal(install.code, 0, install.stderr);
@@ -217,5 +228,15 @@ describe('rankd init', () => {
     const lastCandle = Math.max(...all.map((entry, i) => (candles.has(entry.candidate_id) ? i : -1)));
     assert.equal(lastCandle, candleCandidates.length - 1, `candles first: ${JSON.stringify(all)}`);
     assert.deepEqual(page, all.slice(0, 8));
+  });
+
+  test("the project's own npm test passes: the type check, then its tests on a throwaway Redis", async () => {
+    // Installed by the test before: tsx, typescript and @types/node are the project's own.
+    const project = join(parent, 'shop');
+    // Without NODE_TEST_CONTEXT (this runner's): the project's runner would take itself for a nested one.
+    const result = await runCommand('npm', ['test'], project, { NODE_TEST_CONTEXT: undefined });
+    assert.equal(result.code, 0, `${result.stdout}${result.stderr}`);
+    assert.match(result.stdout, /^# fail 0$/m);
+    assert.doesNotMatch(result.stdout, /^# pass 0$/m);
   });
 });

@@ -26,6 +26,12 @@ const RENAMED: ReadonlyArray<readonly [stored: string, created: string]> = [
 /** Files whose `{{PROJECT_NAME}}` and `{{RANKD_DEPENDENCY}}` are filled in. */
 const FILLED_IN = ['package.json', 'README.md', '.env'];
 
+/**
+ * The template app's name, as pipelines/main.ts declares it, which becomes the project's. Not a
+ * placeholder: the template is also the repo's runnable example, and its code must read as a project's.
+ */
+const TEMPLATE_APP_NAME = "name: 'shop',";
+
 /** What the template's own tooling leaves behind in a working copy, never copied. */
 const SKIPPED = new Set(['node_modules', 'dist', '.DS_Store']);
 
@@ -129,6 +135,7 @@ export function initProject(name: string, options: InitOptions = {}, cwd = proce
     }
     const values = { '{{PROJECT_NAME}}': projectName, '{{RANKD_DEPENDENCY}}': rankd.spec };
     for (const file of FILLED_IN) fillIn(join(path, file), values);
+    fillIn(join(path, 'pipelines', 'main.ts'), { [TEMPLATE_APP_NAME]: `name: '${projectName}',` });
   } catch (error) {
     // Only what this call created is removed: the destination did not exist before.
     rmSync(path, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import type { FeatureStore } from '../features/feature-store.js';
 import { CliError } from './cli-error.js';
 import { openInput } from './load/input.js';
 import { readJsonLines } from './load/jsonl.js';
+import type { SourceRecord } from './load/records.js';
 import { runLoad } from './load/run-load.js';
 import { entityTarget, featureTarget, type LoadTarget } from './load/targets.js';
 
@@ -40,11 +41,42 @@ export interface SampleDataSummary {
   readonly features: LoadedFile[];
 }
 
+/** Entities by entity type and feature rows by view, given in memory (see {@link loadRows}). */
+export interface RowsToLoad {
+  /** By entity type: `{ product: [{ product_id: 'p1', title: 'Soy candle' }] }`. */
+  readonly entities?: Readonly<Record<string, readonly object[]>>;
+  /** By feature view: `{ product_stats: [{ entity_id: 'p1', ctr_7d: 0.1 }] }`. */
+  readonly features?: Readonly<Record<string, readonly object[]>>;
+}
+
 interface Job {
-  readonly file: string;
+  /** What a message calls the rows: a file relative to the project, or `entities.product`. */
   readonly shown: string;
   readonly target: string;
   readonly load: LoadTarget<unknown>;
+  readonly records: () => AsyncIterable<SourceRecord>;
+  /** Where rows `first` to `last` are, for a message: `data/products.jsonl line 3`, `entities.product[2]`. */
+  readonly where: (first: number, last?: number) => string;
+}
+
+/** The records of a JSON Lines file, read as `rankd index load` reads them. */
+function fileRecords(file: string): () => AsyncIterable<SourceRecord> {
+  return async function* () {
+    const input = await openInput(file, 'jsonl');
+    yield* readJsonLines(input.chunks);
+  };
+}
+
+/** Rows given in memory as records: row `i` is "line" i + 1. */
+function arrayRecords(rows: readonly object[]): () => AsyncIterable<SourceRecord> {
+  return async function* () {
+    for (let i = 0; i < rows.length; i++) {
+      const value = rows[i];
+      yield typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? { line: i + 1, value: value as Record<string, unknown> }
+        : { line: i + 1, problem: 'not an object' };
+    }
+  };
 }
 
 function jsonlFiles(dir: string): string[] {
@@ -60,20 +92,29 @@ function known(names: Iterable<string>): string {
   return list.length === 0 ? 'none' : list.join(', ');
 }
 
-function entityJob(services: SampleDataServices, file: string, shown: string): Job {
-  const name = basename(file, '.jsonl');
+/** A job for the entities of type `name` (or its plural); `rename` says what to name instead. */
+function entityJob(
+  services: SampleDataServices,
+  name: string,
+  shown: string,
+  rename: string,
+): Omit<Job, 'records' | 'where'> {
   const type = services.app.entityTypes.get(name) ?? services.app.entityTypes.get(name.replace(/s$/, ''));
   if (type === undefined) {
     throw new CliError(
-      `${shown}: the app has no entity type ${name}; name the file after one of ${known(services.app.entityTypes.keys())}`,
+      `${shown}: the app has no entity type ${name}; ${rename} one of ${known(services.app.entityTypes.keys())}`,
       ErrorCode.INPUT_INVALID,
     );
   }
-  return { file, shown, target: type.name, load: entityTarget(services.index, type, undefined) };
+  return { shown, target: type.name, load: entityTarget(services.index, type, undefined) };
 }
 
-function featureJob(services: SampleDataServices, file: string, shown: string): Job {
-  const name = basename(file, '.jsonl');
+/** A job for the rows of view `name`. */
+function featureJob(
+  services: SampleDataServices,
+  name: string,
+  shown: string,
+): Omit<Job, 'records' | 'where'> {
   const view = services.app.featureViews.get(name);
   if (view === undefined) {
     throw new CliError(
@@ -81,33 +122,37 @@ function featureJob(services: SampleDataServices, file: string, shown: string): 
       ErrorCode.INPUT_INVALID,
     );
   }
-  return {
-    file,
-    shown,
-    target: view.name,
-    load: featureTarget(view, services.features) as LoadTarget<unknown>,
-  };
+  return { shown, target: view.name, load: featureTarget(view, services.features) as LoadTarget<unknown> };
 }
 
-/** Loads one file with the code of `rankd index load` / `rankd features load`; stops at a bad row. */
+/** Loads one job's rows with the code of `rankd index load` / `rankd features load`; stops at a bad row. */
 async function run(job: Job): Promise<number> {
-  const input = await openInput(job.file, 'jsonl');
   const report = await runLoad(
-    readJsonLines(input.chunks),
+    job.records(),
     job.load,
     { batchSize: BATCH_SIZE, onError: 'stop', dryRun: false },
     { badRow: () => undefined, progress: () => undefined },
   );
   if (report.stopped)
     throw new CliError(
-      `${job.shown} line ${report.stopped.line}: ${report.stopped.reason}`,
+      `${job.where(report.stopped.line)}: ${report.stopped.reason}`,
       ErrorCode.INPUT_INVALID,
     );
   if (report.writeFailure) {
     const { firstLine, lastLine, reason } = report.writeFailure;
-    throw new CliError(`${job.shown} lines ${firstLine}-${lastLine} could not be written: ${reason}`);
+    throw new CliError(`${job.where(firstLine, lastLine)} could not be written: ${reason}`);
   }
   return report.written;
+}
+
+/** Runs the jobs, entities first (feature rows may be of them), into a summary. */
+async function runAll(entityJobs: readonly Job[], featureJobs: readonly Job[]): Promise<SampleDataSummary> {
+  const summary: SampleDataSummary = { entities: [], features: [] };
+  for (const job of entityJobs)
+    summary.entities.push({ file: job.shown, target: job.target, rows: await run(job) });
+  for (const job of featureJobs)
+    summary.features.push({ file: job.shown, target: job.target, rows: await run(job) });
+  return summary;
 }
 
 /**
@@ -129,13 +174,38 @@ export async function loadSampleData(
       ErrorCode.CLI_USAGE,
     );
   }
+  const fromFile = (file: string, job: Omit<Job, 'records' | 'where'>): Job => ({
+    ...job,
+    records: fileRecords(file),
+    where: (first, last) => `${job.shown} ${last === undefined ? `line ${first}` : `lines ${first}-${last}`}`,
+  });
   // Every file name is checked before anything is written: a misnamed file fails the whole load.
-  const entityJobs = entityFiles.map((file) => entityJob(services, file, relative(projectDir, file)));
-  const featureJobs = featureFiles.map((file) => featureJob(services, file, relative(projectDir, file)));
-  const summary: SampleDataSummary = { entities: [], features: [] };
-  for (const job of entityJobs)
-    summary.entities.push({ file: job.shown, target: job.target, rows: await run(job) });
-  for (const job of featureJobs)
-    summary.features.push({ file: job.shown, target: job.target, rows: await run(job) });
-  return summary;
+  const entityJobs = entityFiles.map((file) => {
+    const shown = relative(projectDir, file);
+    return fromFile(file, entityJob(services, basename(file, '.jsonl'), shown, 'name the file after'));
+  });
+  const featureJobs = featureFiles.map((file) =>
+    fromFile(file, featureJob(services, basename(file, '.jsonl'), relative(projectDir, file))),
+  );
+  return runAll(entityJobs, featureJobs);
+}
+
+/**
+ * Loads entities and feature rows given in memory (a test's fixtures), checked and written as
+ * {@link loadSampleData} does files. A bad row stops the load, named by its place:
+ * `entities.product[2]: ...`. Every type and view name is checked before anything is written.
+ */
+export async function loadRows(services: SampleDataServices, rows: RowsToLoad): Promise<SampleDataSummary> {
+  const fromArray = (list: readonly object[], job: Omit<Job, 'records' | 'where'>): Job => ({
+    ...job,
+    records: arrayRecords(list),
+    where: (first, last) => `${job.shown}[${last === undefined ? first - 1 : `${first - 1}..${last - 1}`}]`,
+  });
+  const entityJobs = Object.entries(rows.entities ?? {}).map(([type, list]) =>
+    fromArray(list, entityJob(services, type, `entities.${type}`, 'use')),
+  );
+  const featureJobs = Object.entries(rows.features ?? {}).map(([view, list]) =>
+    fromArray(list, featureJob(services, view, `features.${view}`)),
+  );
+  return runAll(entityJobs, featureJobs);
 }

@@ -8,7 +8,7 @@ import { MyRankingPipeline } from './product-ranking/ranking-pipeline.js';
 import { Product } from './product-ranking/schemas.js';
 
 export default defineApp({
-  name: 'shop',
+  name: 'shop', // in logs and the API docs
   entities: [Product],
   featureViews,
   pipelines: [MyRankingPipeline],

@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killOnProcessExit, startRedisOn, startRedisOnFreePorts } from '../../src/redis/free-port-server.js';
 import { findRedisServer } from '../../src/redis/local-server.js';
-import { startRedisOn, startRedisOnFreePorts } from './redis-child.js';
 import { asTestRedis, startTestCluster } from './redis-cluster.js';
 
 /** A throwaway `redis-server` (or Redis Cluster, see {@link TEST_REDIS_MODE}) for one test file. */
@@ -84,20 +84,4 @@ export async function startTestRedis(
   };
 }
 
-/**
- * Kills the redis-servers `servers()` names and removes their data directory `dir` if this process
- * exits before they are stopped (an uncaught error, `process.exit`): a test file or benchmark that
- * crashes must not leave a redis-server running. Returns the function that takes the guard off,
- * for `stop()` to call.
- */
-export function killOnProcessExit(
-  servers: () => Iterable<ChildProcess | undefined>,
-  dir: string,
-): () => void {
-  const onExit = () => {
-    for (const server of servers()) if (server && server.exitCode === null) server.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  };
-  process.once('exit', onExit);
-  return () => process.off('exit', onExit);
-}
+export { killOnProcessExit } from '../../src/redis/free-port-server.js';

@@ -1,15 +1,17 @@
 /**
- * The queries that made the template's `countTerm` loop forever (the term "y": an empty prefix),
- * each matched against a product titled "y". Run in a worker by test/text-match.test.ts.
+ * The queries that made the template's term scan loop forever (the term "y": an empty prefix),
+ * each matched by rankd's textMatcher against a product titled "y". Run in a worker by
+ * test/text-match.test.ts.
  * @module
  */
-import { QueryMatcher } from '../../template/pipelines/product-ranking/text-match.js';
+import { textMatcher } from '../../src/text/text-matcher.js';
 import { answerFromWorker } from './in-worker.js';
 
 await answerFromWorker(() => {
-  const products = [{ title: 'y' }, { title: 'blue candle' }];
+  const matcher = textMatcher({ fields: { title: { k1: 0 }, description: {} } });
+  const products = [{ title: 'y', description: 'y y' }, { title: 'blue candle' }];
   return ['y', 'Y', 'ý', 'ｙ', 'blue y candle'].map((query) => {
-    const matcher = new QueryMatcher(query, products);
-    return matcher.match(products[0] as object).title > 0 ? 1 : 0;
+    const scores = matcher.match(query, products[0] as object, products);
+    return scores.title > 0 && scores.description > 0 ? 1 : 0;
   });
 });

@@ -7,8 +7,9 @@
 import { defineRankingPipeline, Type, UserEntity } from 'rankd';
 import { FeaturedBrand, InStockOnly, SoldOutDemotion } from './business-logic.js';
 import { RankingModel } from './models.js';
-import { ProductFacts, TextMatch, UserAffinity } from './realtime-features.js';
+import { ProductFacts, UserAffinity } from './realtime-features.js';
 import { Product } from './schemas.js';
+import { TextMatch } from './text-match.js';
 
 /** Ranks products for a search query and, when the request names one, a user. */
 export const MyRankingPipeline = defineRankingPipeline({
