@@ -5,6 +5,7 @@ import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
 import { createEventSink } from '../events/create-sink.js';
+import { installJsonBodyParser } from '../fast-paths/json-body.js';
 import {
   installRequestIdHeader,
   type LogStream,
@@ -17,7 +18,6 @@ import { installAccessControl } from './access.js';
 import { registerDocs } from './docs.js';
 import { installErrorHandling } from './error-handler.js';
 import { installHttpMetrics } from './http-metrics.js';
-import { installJsonBodyParser } from './json-body.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
