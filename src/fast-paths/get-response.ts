@@ -4,7 +4,8 @@
  * copied in rather than parsed and re-serialised, and ids that need no escaping are written byte
  * by byte. (Building it from a `Buffer.from` per id and a `Buffer.concat` cost a fifth of a get:
  * DR-003.) It parses to the same object as the plain answer, `JSON.stringify` of the type and the
- * parsed entities by id, given stored values that are JSON objects, as every upload stores.
+ * parsed entities by id (the route's answer with `FAST_PATHS=false`), given stored values that
+ * are JSON objects, as every upload stores.
  *
  * @param found `[id, stored JSON]` per entity found, each id once (as `EntityIndex.getBytes` gives them).
  */

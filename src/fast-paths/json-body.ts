@@ -46,7 +46,10 @@ export function jsonBodyParser(server: FastifyInstance): JsonBodyParser {
   };
 }
 
-/** Replaces Fastify's JSON body parser of `server` (and the plugins registered in it) with {@link jsonBodyParser}. */
+/**
+ * Replaces Fastify's JSON body parser of `server` (and the plugins registered in it) with
+ * {@link jsonBodyParser}. Not called when `FAST_PATHS=false`: Fastify's own parser stays.
+ */
 export function installJsonBodyParser(server: FastifyInstance): void {
   server.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(server));
 }

@@ -79,7 +79,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   server.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
-  installJsonBodyParser(server);
+  // Fastify's own JSON parser when FAST_PATHS=false.
+  if (config.FAST_PATHS) installJsonBodyParser(server);
 
   const metrics = config.METRICS_ENABLED
     ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })

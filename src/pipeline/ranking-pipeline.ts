@@ -10,7 +10,6 @@ import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
-import { businessLogicEventData, modelEventData, placementEventData } from '../fast-paths/event-json.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
@@ -170,7 +169,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
           used.features ?? [],
         );
       if (events.wants('MODEL')) {
-        const data = modelEventData(used.name, modelVersion, entityType);
+        const data = events.json.modelEventData(used.name, modelVersion, entityType);
         for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
       }
       sortByScore(scored);
@@ -179,7 +178,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
         scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
         if (before) {
-          const data = businessLogicEventData(entityType, order, step.name);
+          const data = events.json.businessLogicEventData(entityType, order, step.name);
           for (const c of scored) {
             const old = before.get(c.entity);
             if (old !== undefined && old !== c.score)
@@ -191,11 +190,11 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       const [start] = pageSlice(request.candidates.length, paginationOf(request));
       const page = scored.slice(start, start + paginationOf(request).user_page_size);
       if (events.wants('CANDIDATE')) {
-        const data = placementEventData('candidate', entityType);
+        const data = events.json.placementEventData('candidate', entityType);
         for (const [order, c] of scored.entries()) events.addJson('CANDIDATE', data(c.id, c.score, order));
       }
       if (events.wants('IMPRESSION')) {
-        const data = placementEventData('impression', entityType);
+        const data = events.json.placementEventData('impression', entityType);
         for (const [order, c] of page.entries()) events.addJson('IMPRESSION', data(c.id, c.score, order));
       }
       const ranked = page.map((c) => ({ candidate_id: c.id, ranked_score: c.score }));

@@ -40,13 +40,15 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
   server.register(async (scope) => {
     // The fast path (DR-001): entities stored as the bytes they were sent as when that is exactly
     // what parsing and re-serialising would store. The scanner hands the route a ScannedUpload,
-    // which the route's validator lets through as it is; any other body is parsed as on every
-    // other route and goes through validation, checks and errors unchanged.
-    installBodyScanner(scope, (raw) => scanUpload(raw, app.entityTypes, config.MAX_BATCH));
+    // which the route's validator lets through as it is; any other body, and every body with
+    // FAST_PATHS=false, is parsed as on every other route and goes through validation, checks and
+    // errors unchanged.
+    if (config.FAST_PATHS)
+      installBodyScanner(scope, (raw) => scanUpload(raw, app.entityTypes, config.MAX_BATCH));
     scope.post<{ Body: Static<typeof body> | ScannedUpload }>(
       '/api/v1/entities/upload',
       {
-        validatorCompiler: passingScanned(scope, ScannedUpload),
+        ...(config.FAST_PATHS ? { validatorCompiler: passingScanned(scope, ScannedUpload) } : {}),
         schema: {
           operationId: 'entities_upload',
           summary: 'Create or replace entities in the index',

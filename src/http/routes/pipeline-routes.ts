@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RequestEvents } from '../../events/recorder.js';
+import { eventJson } from '../../fast-paths/event-json.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
@@ -21,9 +22,10 @@ export function runIdOf(request: FastifyRequest): string | null {
  */
 export function registerPipelineRoutes(
   server: FastifyInstance,
-  { app, index, features, events, metrics, stageObserverFor }: Services,
+  { app, config, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
+  const writers = eventJson(config.FAST_PATHS);
   for (const { pipeline, plan, route, experiments } of app.pipelines) {
     server.post(
       route,
@@ -58,6 +60,7 @@ export function registerPipelineRoutes(
             onEvents: (recorded) => forSink.set(request, recorded),
             stages: stageObserverFor(request),
             route,
+            eventJson: writers,
           },
         );
       },
