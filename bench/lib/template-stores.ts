@@ -61,7 +61,7 @@ export interface TemplateLoader {
 export async function openTemplateLoader(build: PackageBuild, redisUrl: string): Promise<TemplateLoader> {
   // Typed as the sources they were compiled from.
   const [{ createStores }, { loadConfig }, { prepareFeatureRows }, { loadApp }] = await Promise.all([
-    importDist<typeof import('../../src/app/create-stores.js')>(build.dir, 'redis/stores.js'),
+    importDist<typeof import('../../src/app/create-stores.js')>(build.dir, 'app/create-stores.js'),
     importDist<typeof import('../../src/config/index.js')>(build.dir, 'config/index.js'),
     importDist<typeof import('../../src/features/feature-rows.js')>(build.dir, 'features/feature-rows.js'),
     importDist<typeof import('../../src/cli/load-app.js')>(build.dir, 'cli/load-app.js'),
