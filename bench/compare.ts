@@ -11,6 +11,8 @@
  * - `BENCH_COMPARE_A`, `BENCH_COMPARE_B`: what each side builds, as `BENCH_SOURCE` reads it (a git
  *   revision or a directory); empty for the working tree. Defaults: A `HEAD`, B the working tree.
  * - `BENCH_COMPARE_A_ARGS`, `BENCH_COMPARE_B_ARGS`: extra Node flags per side (space-separated).
+ * - `BENCH_COMPARE_A_ENV`, `BENCH_COMPARE_B_ENV`: extra rankd settings per side, space-separated
+ *   `NAME=value` (e.g. `FAST_PATHS=false`: one build with its fast paths on and off).
  * - `BENCH_COMPARE_CASE`: `b` (default) or `a`, the rank benchmark's cases.
  * - `BENCH_COMPARE_BLOCKS`: blocks (default 12; 2 with `--quick`).
  * - `BENCH_COMPARE_BLOCKS_PER_START`: blocks between fresh starts of both servers (default 4).
@@ -52,6 +54,8 @@ interface Side {
   readonly name: 'A' | 'B';
   readonly source: string;
   readonly nodeArgs: readonly string[];
+  /** Settings this side's server gets on top of the benchmark's. */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** A side's server, ready to measure. */
@@ -69,7 +73,13 @@ type StageTotals = Map<string, { sum: number; count: number }>;
 function sideOf(name: 'A' | 'B', defaultSource: string): Side {
   const source = process.env[`BENCH_COMPARE_${name}`] ?? defaultSource;
   const nodeArgs = (process.env[`BENCH_COMPARE_${name}_ARGS`] ?? '').split(/\s+/).filter(Boolean);
-  return { name, source, nodeArgs };
+  const env: Record<string, string> = {};
+  for (const setting of (process.env[`BENCH_COMPARE_${name}_ENV`] ?? '').split(/\s+/).filter(Boolean)) {
+    const at = setting.indexOf('=');
+    if (at < 1) throw new Error(`BENCH_COMPARE_${name}_ENV: ${setting} is not NAME=value`);
+    env[setting.slice(0, at)] = setting.slice(at + 1);
+  }
+  return { name, source, nodeArgs, env };
 }
 
 function caseToRun(): RankCase {
@@ -117,7 +127,10 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const products = context.quick ? 10_000 : 100_000;
   const loaded = rankCase.key === 'a';
   const label = (side: Side) =>
-    `${side.name}: ${side.source || 'working tree'}${side.nodeArgs.length ? ` ${side.nodeArgs.join(' ')}` : ''}`;
+    `${side.name}: ${side.source || 'working tree'}${side.nodeArgs.length ? ` ${side.nodeArgs.join(' ')}` : ''}` +
+    Object.entries(side.env)
+      .map(([name, value]) => ` ${name}=${value}`)
+      .join('');
   const loadBefore = announce(
     `compare: ${rankCase.label}, ${sides.map(label).join(' | ')}; ${blocks} alternated blocks of ` +
       (loaded
@@ -172,7 +185,12 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
         const server = await startServerProcess({
           redisUrl: redis.url,
           entry: SERVE_RANK,
-          env: { ...RANK_SERVER_SETTINGS, BENCH_PKG_DIR: build.dir, BENCH_RANK_MODE: 'template' },
+          env: {
+            ...RANK_SERVER_SETTINGS,
+            ...side.env,
+            BENCH_PKG_DIR: build.dir,
+            BENCH_RANK_MODE: 'template',
+          },
           extraNodeArgs: side.nodeArgs,
           ...(context.cpuProfDir === undefined ? {} : { cpuProfDir: join(context.cpuProfDir, side.name) }),
         });
@@ -290,10 +308,11 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     return {
       case: rankCase.key,
       products,
-      sides: sides.map(({ name, source, nodeArgs }, i) => ({
+      sides: sides.map(({ name, source, nodeArgs, env }, i) => ({
         name,
         source,
         nodeArgs,
+        env,
         built: builds[i]?.source,
       })),
       blocksPerServerStart: blocksPerStart,

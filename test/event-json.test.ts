@@ -1,7 +1,9 @@
 /**
  * Events as recorded: the ranking pipeline's own events written as JSON text straight from their
- * values (event-json.ts) must be exactly what `JSON.stringify` makes of the event objects, and an
- * app's event whose data is not JSON is left out alone and counted.
+ * values (src/fast-paths/event-json.ts) must be exactly the text of the plain path, which builds
+ * each event's object and `JSON.stringify`s it (PLAIN_EVENT_JSON, what FAST_PATHS=false uses), for
+ * any text and any score; and an app's event whose data is not JSON is left out alone and counted.
+ * (On and off over HTTP, stream entries compared: test/fast-paths.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -10,20 +12,15 @@ import { recordOf } from '../src/events/event-record.js';
 import { EventSink } from '../src/events/event-sink.js';
 import { NullEventWriter } from '../src/events/event-writer.js';
 import { EventPolicy, EventRecorder } from '../src/events/recorder.js';
-import {
-  businessLogicEventData,
-  featureEventData,
-  modelEventData,
-  placementEventData,
-} from '../src/fast-paths/event-json.js';
+import { FAST_EVENT_JSON as fast, PLAIN_EVENT_JSON as plain } from '../src/fast-paths/event-json.js';
 
 /** Any text: quotes, backslashes, control characters, any code unit (lone surrogates included). */
 const anyText = fc.string({ unit: 'binary' });
 /** Scores as a model or a step may give them, the odd ones included. */
 const anyScore = fc.oneof(fc.double(), fc.constantFrom(0, -0, 1e21, 1e-7, -1.5, Number.MAX_VALUE));
 
-describe('the pipeline’s events as JSON text', () => {
-  test('MODEL: the same text as JSON.stringify of the event data, keys in order', () => {
+describe('the pipeline’s events as JSON text: the plain path’s text, byte for byte', () => {
+  test('MODEL: score as a string, keys in order', () => {
     fc.assert(
       fc.property(
         anyText,
@@ -33,21 +30,15 @@ describe('the pipeline’s events as JSON text', () => {
         anyScore,
         (name, version, type, id, score) => {
           assert.equal(
-            modelEventData(name, version, type)(id, score),
-            JSON.stringify({
-              model_name: name,
-              model_version: version,
-              model_output: String(score),
-              entity_identifier: id,
-              entity_identifier_type: type,
-            }),
+            fast.modelEventData(name, version, type)(id, score),
+            plain.modelEventData(name, version, type)(id, score),
           );
         },
       ),
     );
   });
 
-  test('CANDIDATE and IMPRESSION: the same text, a score that is not finite written as null', () => {
+  test('CANDIDATE and IMPRESSION: a score that is not finite written as null', () => {
     fc.assert(
       fc.property(
         fc.constantFrom('candidate', 'impression' as const),
@@ -57,20 +48,15 @@ describe('the pipeline’s events as JSON text', () => {
         fc.nat(),
         (prefix, type, id, score, order) => {
           assert.equal(
-            placementEventData(prefix, type)(id, score, order),
-            JSON.stringify({
-              entity_identifier: id,
-              entity_identifier_type: type,
-              [`${prefix}_score`]: score,
-              [`${prefix}_order`]: order,
-            }),
+            fast.placementEventData(prefix, type)(id, score, order),
+            plain.placementEventData(prefix, type)(id, score, order),
           );
         },
       ),
     );
   });
 
-  test('FEATURE: the same text for every kind of value, a vector as an array of numbers', () => {
+  test('FEATURE: every kind of value, a vector as an array of numbers', () => {
     const anyValue = fc.oneof(
       anyScore,
       fc.boolean(),
@@ -81,19 +67,14 @@ describe('the pipeline’s events as JSON text', () => {
     fc.assert(
       fc.property(anyText, anyText, anyText, anyValue, (type, id, name, value) => {
         assert.equal(
-          featureEventData(type)(id, name, value),
-          JSON.stringify({
-            feature_identifier: id,
-            feature_identifier_type: type,
-            feature_name: name,
-            feature_value: value instanceof Float32Array ? Array.from(value) : value,
-          }),
+          fast.featureEventData(type)(id, name, value),
+          plain.featureEventData(type)(id, name, value),
         );
       }),
     );
   });
 
-  test('BUSINESS_LOGIC: the same text, scores as strings', () => {
+  test('BUSINESS_LOGIC: scores as strings', () => {
     fc.assert(
       fc.property(
         anyText,
@@ -104,19 +85,42 @@ describe('the pipeline’s events as JSON text', () => {
         anyScore,
         (type, order, step, id, before, now) => {
           assert.equal(
-            businessLogicEventData(type, order, step)(id, before, now),
-            JSON.stringify({
-              entity_identifier: id,
-              entity_identifier_type: type,
-              business_logic_pipeline_order: order,
-              business_logic_name: step,
-              old_score: String(before),
-              new_score: String(now),
-            }),
+            fast.businessLogicEventData(type, order, step)(id, before, now),
+            plain.businessLogicEventData(type, order, step)(id, before, now),
           );
         },
       ),
     );
+  });
+
+  test('the plain path’s objects are the documented ones (docs/events.md)', () => {
+    assert.deepEqual(JSON.parse(plain.modelEventData('M', null, 'product')('p1', 0.5)), {
+      model_name: 'M',
+      model_version: null,
+      model_output: '0.5',
+      entity_identifier: 'p1',
+      entity_identifier_type: 'product',
+    });
+    assert.deepEqual(JSON.parse(plain.placementEventData('impression', 'product')('p1', Number.NaN, 2)), {
+      entity_identifier: 'p1',
+      entity_identifier_type: 'product',
+      impression_score: null,
+      impression_order: 2,
+    });
+    assert.deepEqual(JSON.parse(plain.businessLogicEventData('product', 0, 'Boost')('p1', 1, 2.5)), {
+      entity_identifier: 'p1',
+      entity_identifier_type: 'product',
+      business_logic_pipeline_order: 0,
+      business_logic_name: 'Boost',
+      old_score: '1',
+      new_score: '2.5',
+    });
+    assert.deepEqual(JSON.parse(plain.featureEventData('product')('p1', 'v:emb', Float32Array.of(0.5, 2))), {
+      feature_identifier: 'p1',
+      feature_identifier_type: 'product',
+      feature_name: 'v:emb',
+      feature_value: [0.5, 2],
+    });
   });
 });
 
@@ -129,7 +133,7 @@ describe('recording', () => {
 
   test('an event recorded as text and one recorded as an object read back alike, and reach the sink as one JSON array', () => {
     const events = recorder();
-    events.addJson('MODEL', modelEventData('M', '1', 'product')('p"1', 0.5));
+    events.addJson('MODEL', events.json.modelEventData('M', '1', 'product')('p"1', 0.5));
     events.add('MY_EVENT', { entity_identifier: 'p"1', note: 'é\n', nested: { list: [1, null] } });
     assert.deepEqual(
       events.events.map(({ event_type, event_data }) => ({ event_type, event_data })),

@@ -136,7 +136,8 @@ describe('explicit cases', () => {
 });
 
 describe('over HTTP', () => {
-  const fixture = useTestServer();
+  // The fast path itself is under test: on whatever RANKD_TEST_FAST_PATHS says.
+  const fixture = useTestServer({ env: { FAST_PATHS: 'true' } });
 
   test('ids read by either path find the same entities; the answer is byte for byte the stored JSON', async () => {
     const entities = [

@@ -1,12 +1,12 @@
 /**
- * The JSON body parser (src/http/json-body.ts) skips secure-json-parse's prototype scan when a body
+ * The JSON body parser (src/fast-paths/json-body.ts) skips secure-json-parse's prototype scan when a body
  * cannot hold a `__proto__` or `constructor` key: what it accepts and refuses must not change.
  * Each body is checked against Fastify's own parser, and over HTTP on two routes.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Fastify from 'fastify';
-import { jsonBodyParser } from '../src/http/json-body.js';
+import { jsonBodyParser } from '../src/fast-paths/json-body.js';
 import { useTestServer } from './helpers/server.js';
 
 const BODIES: string[] = [

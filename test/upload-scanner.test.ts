@@ -718,8 +718,12 @@ describe('over HTTP, on a real Redis', () => {
 
   before(async () => {
     redis = await startTestRedis();
-    server = await testServer(redis, { app: httpApp });
-    lz4Server = await testServer(redis, { app: httpApp, env: { INDEX_CODEC: 'lz4', PROJECT_NAME: 'lz4' } });
+    // The fast path itself is under test: on whatever RANKD_TEST_FAST_PATHS says.
+    server = await testServer(redis, { app: httpApp, env: { FAST_PATHS: 'true' } });
+    lz4Server = await testServer(redis, {
+      app: httpApp,
+      env: { FAST_PATHS: 'true', INDEX_CODEC: 'lz4', PROJECT_NAME: 'lz4' },
+    });
     raw = await RawRedis.connect(redis);
   });
 

@@ -106,6 +106,14 @@ export const ConfigSchema = Type.Object({
   MAX_BATCH: Type.Integer({ default: 1000, minimum: 1, maximum: 100000 }),
   /** Largest accepted request body, in bytes. @defaultValue 10 MB */
   BODY_LIMIT: Type.Integer({ default: 10 * 1024 * 1024, minimum: 1024 }),
+  /**
+   * The JSON fast paths (src/fast-paths/README.md): upload and get bodies read from their bytes,
+   * the get answer copied from the stored bytes, the pipeline's events written as text, JSON
+   * bodies spared the prototype-key scan when they cannot hold one. Each gives the same answer as
+   * the plain path or declines; `false` routes around a suspected fast-path bug in production at
+   * the cost of CPU per call (DR-001..DR-005). @defaultValue `true`
+   */
+  FAST_PATHS: Type.Boolean({ default: true }),
   /** Comma-separated API keys; when set, every route but health and docs needs one. */
   API_KEYS: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** Comma-separated keys that may also call admin routes. */

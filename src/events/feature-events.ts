@@ -1,4 +1,3 @@
-import { featureEventData } from '../fast-paths/event-json.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { EventRecorder } from './recorder.js';
 
@@ -16,7 +15,7 @@ export function recordFeatures(
   entityType: string,
   names: readonly string[],
 ): void {
-  const data = featureEventData(entityType);
+  const data = events.json.featureEventData(entityType);
   for (const candidate of candidates) {
     for (const name of names) {
       let value: FeatureValue | null;

@@ -1,3 +1,5 @@
+import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
+
 /**
  * One logged event, in the predecessor's envelope (docs/events.md). `event_data` depends on
  * `event_type`; app-defined types carry whatever the app logged.
@@ -127,6 +129,11 @@ export interface RequestEvents {
 export class EventRecorder {
   /** Whether the response returns the events (`include_events: true`). */
   readonly respond: boolean;
+  /**
+   * Writes the pipeline's own events as JSON text, for {@link addJson}: the fast writers, or the
+   * plain ones with `FAST_PATHS=false` (DR-005).
+   */
+  readonly json: EventJson;
   readonly #recorded: RecordedEvent[] = [];
   #failed = 0;
   readonly #sinkKinds: ReadonlySet<string>;
@@ -137,12 +144,13 @@ export class EventRecorder {
 
   constructor(
     envelope: { requestId: string; apiSource: string; runId?: string | null },
-    options: { respond: boolean; sinkKinds?: ReadonlySet<string> },
+    options: { respond: boolean; sinkKinds?: ReadonlySet<string>; json?: EventJson },
   ) {
     this.#requestId = envelope.requestId;
     this.#apiSource = envelope.apiSource;
     this.#runId = envelope.runId ?? null;
     this.respond = options.respond;
+    this.json = options.json ?? FAST_EVENT_JSON;
     this.#sinkKinds = options.sinkKinds ?? NO_KINDS;
   }
 
@@ -161,7 +169,7 @@ export class EventRecorder {
 
   /**
    * {@link add} for data already written as JSON text, the JSON of an object (the pipeline's own
-   * events, see event-json.ts).
+   * events, written by {@link json}).
    */
   addJson(eventType: string, dataJson: string): void {
     if (this.wants(eventType)) this.#recorded.push(recordedEvent(eventType, dataJson));

@@ -5,6 +5,7 @@ import { defineApp, type RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
 import { createEventSink } from '../events/create-sink.js';
+import { installJsonBodyParser } from '../fast-paths/json-body.js';
 import {
   installRequestIdHeader,
   type LogStream,
@@ -19,7 +20,6 @@ import { handleClientError, handleFrameworkError, installErrorHandling } from '.
 import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
-import { installJsonBodyParser } from './json-body.js';
 import { hideRoutesWithoutSchema } from './openapi-document.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
@@ -98,7 +98,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   server.setValidatorCompiler(TypeBoxValidatorCompiler);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
-  installJsonBodyParser(server);
+  // Fastify's own JSON parser when FAST_PATHS=false.
+  if (config.FAST_PATHS) installJsonBodyParser(server);
 
   const metrics = config.METRICS_ENABLED
     ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })

@@ -11,7 +11,6 @@ import {
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
-import { businessLogicEventData, modelEventData, placementEventData } from '../fast-paths/event-json.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
@@ -75,7 +74,7 @@ export function recordScores<E extends EntityType>(
       model.features,
     );
   if (events.wants('MODEL')) {
-    const data = modelEventData(model.name, model.version, entityType);
+    const data = events.json.modelEventData(model.name, model.version, entityType);
     for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
   }
 }
@@ -98,7 +97,7 @@ export async function applyBusinessLogic<E extends EntityType>(
     const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
     scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
     if (before) {
-      const data = businessLogicEventData(entityType, order, step.name);
+      const data = events.json.businessLogicEventData(entityType, order, step.name);
       for (const c of scored) {
         const old = before.get(c.entity);
         if (old !== undefined && old !== c.score) events.addJson('BUSINESS_LOGIC', data(c.id, old, c.score));
@@ -124,11 +123,11 @@ export function takePage<E extends EntityType>(
   const [start] = pageSlice(sent, pagination);
   const page = scored.slice(start, start + pagination.user_page_size);
   if (events.wants('CANDIDATE')) {
-    const data = placementEventData('candidate', entityType);
+    const data = events.json.placementEventData('candidate', entityType);
     for (const [order, c] of scored.entries()) events.addJson('CANDIDATE', data(c.id, c.score, order));
   }
   if (events.wants('IMPRESSION')) {
-    const data = placementEventData('impression', entityType);
+    const data = events.json.placementEventData('impression', entityType);
     for (const [order, c] of page.entries()) events.addJson('IMPRESSION', data(c.id, c.score, order));
   }
   return page;

@@ -1,6 +1,7 @@
 import type { EntityIndex } from '../entity-index/entity-index.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
+import type { EventJson } from '../fast-paths/event-json.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { UnreadKeys } from '../redis/outages.js';
 import type { Degradation } from '../request/degradation.js';
@@ -37,6 +38,11 @@ export interface RunOptions {
   /** Given what the request could not read, once it has its result, when it was served degraded. */
   readonly onDegraded?: (degradation: Degradation) => void;
   /**
+   * Writes the pipeline's own events as JSON text (DR-005); `eventJson(config.FAST_PATHS)`.
+   * @defaultValue the fast writers
+   */
+  readonly eventJson?: EventJson;
+  /**
    * The pipeline's route, which every event names, as the app worked it out once.
    * @defaultValue `routeOf(pipeline)`, worked out again (two regular expressions) for this request
    */
@@ -67,6 +73,7 @@ export function runPipeline(
     {
       respond: request.include_events === true,
       sinkKinds: (options.events ?? EventPolicy.NONE).kindsForRequest(),
+      ...(options.eventJson === undefined ? {} : { json: options.eventJson }),
     },
   );
   const context = new RequestContext(pipeline.name, request, {

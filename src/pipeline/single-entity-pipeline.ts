@@ -4,7 +4,6 @@ import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
-import { modelEventData } from '../fast-paths/event-json.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
@@ -119,7 +118,7 @@ export function defineSingleEntityPipeline<E extends EntityType>(
           );
         events.addJson(
           'MODEL',
-          modelEventData(used.name, modelVersion, options.entity.name)(scored.id, score),
+          events.json.modelEventData(used.name, modelVersion, options.entity.name)(scored.id, score),
         );
       }
       return respond(score, entity, context.request);

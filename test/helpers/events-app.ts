@@ -13,7 +13,7 @@ import {
   logEvent,
   type RankdEvent,
 } from '../../src/index.js';
-import { rawClient, TemplateProduct, uploadEntities } from './ranking-app.js';
+import { rawClient, sleep, TemplateProduct, uploadEntities } from './ranking-app.js';
 import type { TestRedis } from './redis-server.js';
 import { testServer } from './server.js';
 
@@ -117,6 +117,20 @@ export async function eventsServer(
   });
   await uploadEntities(server, 'product', PRODUCTS);
   return { server, project };
+}
+
+/**
+ * Writes the server's waiting events, waiting first (up to 5 s) for the event Redis: a connection
+ * of its own, which a server just built may still be opening, and `flush()` writes nothing until
+ * it is ready.
+ */
+export async function flushEvents(server: FastifyInstance): Promise<void> {
+  const deadline = Date.now() + 5000;
+  await server.rankd.events.flush();
+  while (server.rankd.events.stats().pending > 0 && Date.now() < deadline) {
+    await sleep(10);
+    await server.rankd.events.flush();
+  }
 }
 
 /** A stream entry as rankd writes it: one request's events, the envelope in fields of its own. */

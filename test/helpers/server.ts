@@ -6,8 +6,20 @@ import { buildServer } from '../../src/http/build-server.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
 /**
+ * `RANKD_TEST_FAST_PATHS=off` (`npm run test:plain`) runs every test server with
+ * `FAST_PATHS=false`, so that the HTTP suites check the plain paths too; `on` or unset leaves the
+ * default. A test that sets `FAST_PATHS` itself keeps its own.
+ */
+export const TEST_FAST_PATHS: 'on' | 'off' = (() => {
+  const value = process.env.RANKD_TEST_FAST_PATHS ?? 'on';
+  if (value !== 'on' && value !== 'off')
+    throw new Error(`RANKD_TEST_FAST_PATHS=${value}: expected on or off`);
+  return value;
+})();
+
+/**
  * Config for tests: the test Redis (a test cluster's nodes as `REDIS_CLUSTER_NODES`), no logs,
- * short timeouts so outages are seen quickly.
+ * short timeouts so outages are seen quickly, fast paths as {@link TEST_FAST_PATHS} says.
  */
 export function testConfig(redis: TestRedis, env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -16,6 +28,7 @@ export function testConfig(redis: TestRedis, env: Record<string, string> = {}): 
     LOG_LEVEL: 'silent',
     REDIS_CONNECT_TIMEOUT_MS: '500',
     REDIS_COMMAND_TIMEOUT_MS: '1000',
+    ...(TEST_FAST_PATHS === 'off' ? { FAST_PATHS: 'false' } : {}),
     ...env,
   });
 }

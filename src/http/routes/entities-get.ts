@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
+import { entitiesBody } from '../../fast-paths/get-response.js';
 import { scanIdList } from '../../fast-paths/id-list-scanner.js';
+import { installBodyScanner } from '../../fast-paths/json-body.js';
 import { Degradation } from '../../request/degradation.js';
 import { markDegraded } from '../degraded.js';
-import { installBodyScanner } from '../json-body.js';
 import {
   EntityObjectSchema,
   entityIdsSchema,
@@ -48,8 +49,10 @@ export function registerEntityGetRoute(
   );
   // In a plugin of its own: its body parser applies to this route only.
   server.register(async (scope) => {
-    // A list of ids read straight from the bytes (id-list-scanner.ts); any other body is parsed as usual.
-    installBodyScanner(scope, (raw) => scanIdList(raw, app.entityTypes, config.MAX_BATCH));
+    // A list of ids read straight from the bytes (DR-002): exactly the object parsing would give,
+    // validated like any body. Any other body, and every body with FAST_PATHS=false, is parsed as usual.
+    if (config.FAST_PATHS)
+      installBodyScanner(scope, (raw) => scanIdList(raw, app.entityTypes, config.MAX_BATCH));
     scope.post<{ Body: Static<typeof body> }>(
       '/api/v1/entities/get',
       {
@@ -65,9 +68,11 @@ export function registerEntityGetRoute(
       async (request, reply) => {
         const type = entityTypeOf(app, request.body.entity_type);
         const ids = idsAsStrings(request.body.entity_ids);
+        reply.type('application/json; charset=utf-8');
         if (config.GETS_ON_UNREACHABLE_SHARD === 'fail') {
-          const found = await index.getBytes(type, ids);
-          return reply.type('application/json; charset=utf-8').send(entitiesBody(type.name, found));
+          // The stored bytes copied into the answer (DR-003).
+          if (config.FAST_PATHS) return reply.send(entitiesBody(type.name, await index.getBytes(type, ids)));
+          return reply.send(plainEntitiesBody(type.name, await index.getBytes(type, ids)));
         }
         const { found, unavailableIds, outages } = await index.getAvailableBytes(type, ids);
         if (outages.length > 0) {
@@ -75,69 +80,27 @@ export function registerEntityGetRoute(
           degradation.addEntities(outages);
           markDegraded(reply, '/api/v1/entities/get', degradation, metrics);
         }
-        return reply
-          .type('application/json; charset=utf-8')
-          .send(entitiesBody(type.name, found, unavailableIds));
+        if (config.FAST_PATHS) return reply.send(entitiesBody(type.name, found, unavailableIds));
+        return reply.send(plainEntitiesBody(type.name, found, unavailableIds));
       },
     );
   });
 }
 
 /**
- * The answer `{"entity_type":…,"entities":{"<id>":<entity>,…}}`, written into one buffer of its
- * exact size: stored values are already JSON, so their bytes are copied in rather than parsed and
- * re-serialised, and ids that need no escaping are written byte by byte. (Building it from a
- * `Buffer.from` per id and a `Buffer.concat` cost a fifth of a get: DR-003.) With unavailable ids
- * (a degraded read, rare), `"unavailable_ids":[…]` follows, serialised the plain way.
+ * The answer with `FAST_PATHS=false`: the stored JSON parsed, then `JSON.stringify`. Not the
+ * response schema's serialiser, which leaves out ids with a line break (its `^.*$` pattern does not
+ * match them).
  */
-function entitiesBody(
+function plainEntitiesBody(
   typeName: string,
   found: ReadonlyArray<readonly [id: string, json: Buffer]>,
   unavailableIds: readonly string[] = [],
-): Buffer {
-  const head = `{"entity_type":${JSON.stringify(typeName)},"entities":{`;
-  const tail = unavailableIds.length === 0 ? '' : `,"unavailable_ids":${JSON.stringify(unavailableIds)}`;
-  // Ids that are not plain ASCII needing no escape, as JSON strings; undefined for the others.
-  const escaped = new Array<string | undefined>(found.length);
-  let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + 2;
-  for (let i = 0; i < found.length; i++) {
-    const [id, json] = found[i] as readonly [string, Buffer];
-    if (isPlainAscii(id)) size += id.length + 2;
-    else {
-      const text = JSON.stringify(id);
-      escaped[i] = text;
-      size += Buffer.byteLength(text);
-    }
-    size += (i === 0 ? 1 : 2) + json.length;
-  }
-  const out = Buffer.allocUnsafe(size);
-  let at = out.write(head, 0);
-  for (let i = 0; i < found.length; i++) {
-    const [id, json] = found[i] as readonly [string, Buffer];
-    if (i > 0) out[at++] = 0x2c;
-    const text = escaped[i];
-    if (text === undefined) {
-      out[at++] = 0x22;
-      for (let k = 0; k < id.length; k++) out[at++] = id.charCodeAt(k);
-      out[at++] = 0x22;
-    } else {
-      at += out.write(text, at);
-    }
-    out[at++] = 0x3a;
-    out.set(json, at);
-    at += json.length;
-  }
-  out[at++] = 0x7d;
-  if (tail.length > 0) at += out.write(tail, at);
-  out[at++] = 0x7d;
-  return out;
-}
-
-/** Whether `id` is ASCII that JSON.stringify writes as is (no quote, backslash or control character). */
-function isPlainAscii(id: string): boolean {
-  for (let k = 0; k < id.length; k++) {
-    const code = id.charCodeAt(k);
-    if (code < 0x20 || code > 0x7f || code === 0x22 || code === 0x5c) return false;
-  }
-  return true;
+): string {
+  const entities = Object.fromEntries(found.map(([id, json]) => [id, JSON.parse(json.toString('utf8'))]));
+  return JSON.stringify({
+    entity_type: typeName,
+    entities,
+    ...(unavailableIds.length === 0 ? {} : { unavailable_ids: unavailableIds }),
+  });
 }

@@ -1,25 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
-import { type ScannedUpload, scanUpload } from '../../fast-paths/upload-scanner.js';
-import { installBodyScanner } from '../json-body.js';
+import { installBodyScanner, passingScanned } from '../../fast-paths/json-body.js';
+import { ScannedUpload, scanUpload } from '../../fast-paths/upload-scanner.js';
 import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import { exampleEntities, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
-
-/** Where a body the upload scanner accepted carries the scan, out of reach of any JSON key. */
-const SCANNED = Symbol('scanned upload');
-
-/**
- * The body the route sees for a scanned upload: it passes the route's schema trivially (the
- * scanner has already checked everything the schema checks), and the handler reads the scan.
- */
-interface ScannedBody {
-  entity_type: string;
-  entities: [];
-  [SCANNED]: ScannedUpload;
-}
 
 /**
  * The upload body's schema: what the route validates (on the slow path), and what the upload
@@ -56,18 +43,17 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
   );
   // In a plugin of its own: its body parser applies to this route only.
   server.register(async (scope) => {
-    // The fast path: entities stored as the bytes they were sent as when that is exactly what
-    // parsing and re-serialising would store (upload-scanner.ts). Any other body is parsed as on
-    // every other route and goes through validation, checks and errors unchanged.
-    installBodyScanner(scope, (raw) => {
-      const scanned = scanUpload(raw, app.entityTypes, config.MAX_BATCH);
-      if (scanned === undefined) return undefined;
-      const scannedBody: ScannedBody = { entity_type: scanned.type.name, entities: [], [SCANNED]: scanned };
-      return scannedBody;
-    });
-    scope.post<{ Body: Static<typeof body> }>(
+    // The fast path (DR-001): entities stored as the bytes they were sent as when that is exactly
+    // what parsing and re-serialising would store. The scanner hands the route a ScannedUpload,
+    // which the route's validator lets through as it is; any other body, and every body with
+    // FAST_PATHS=false, is parsed as on every other route and goes through validation, checks and
+    // errors unchanged.
+    if (config.FAST_PATHS)
+      installBodyScanner(scope, (raw) => scanUpload(raw, app.entityTypes, config.MAX_BATCH));
+    scope.post<{ Body: Static<typeof body> | ScannedUpload }>(
       '/api/v1/entities/upload',
       {
+        ...(config.FAST_PATHS ? { validatorCompiler: passingScanned(scope, ScannedUpload) } : {}),
         schema: {
           operationId: 'entities_upload',
           summary: 'Create or replace entities in the index',
@@ -82,14 +68,14 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
         },
       },
       async (request) => {
-        const scanned = (request.body as Partial<ScannedBody>)[SCANNED];
-        if (scanned !== undefined) {
-          await index.write(index.prepareEncoded(scanned.type, scanned.ids, scanned.values));
-          return { entity_type: scanned.type.name, entity_ids: scanned.ids };
+        const sent = request.body;
+        if (sent instanceof ScannedUpload) {
+          await index.write(index.prepareEncoded(sent.type, sent.ids, sent.values));
+          return { entity_type: sent.type.name, entity_ids: sent.ids };
         }
-        const type = entityTypeOf(app, request.body.entity_type);
-        const entities = request.body.entities as Array<Record<string, unknown>>;
-        const ids = await index.upload(type, entities, request.body.entity_key ?? undefined);
+        const type = entityTypeOf(app, sent.entity_type);
+        const entities = sent.entities as Array<Record<string, unknown>>;
+        const ids = await index.upload(type, entities, sent.entity_key ?? undefined);
         return { entity_type: type.name, entity_ids: ids };
       },
     );

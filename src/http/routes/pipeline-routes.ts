@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../errors/index.js';
 import type { RequestEvents } from '../../events/recorder.js';
+import { eventJson } from '../../fast-paths/event-json.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { unpairedSurrogateIds } from '../../pipeline/request-ids.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
@@ -27,6 +28,7 @@ export function registerPipelineRoutes(
   { app, config, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
+  const writers = eventJson(config.FAST_PATHS);
   for (const { pipeline, plan, route, experiments, onUnreachableShard } of app.pipelines) {
     server.post(
       route,
@@ -69,6 +71,7 @@ export function registerPipelineRoutes(
             onUnreachableShard,
             exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
             onDegraded: (degradation) => markDegraded(reply, route, degradation, metrics),
+            eventJson: writers,
           },
         );
       },

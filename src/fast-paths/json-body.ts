@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 
 /** Fastify's `done` callback of a body parser. */
 type ParserDone = (error: Error | null, body?: unknown) => void;
@@ -67,7 +67,10 @@ export function jsonBodyParser(server: FastifyInstance): JsonBodyParser {
   };
 }
 
-/** Replaces Fastify's JSON body parser of `server` (and the plugins registered in it) with {@link jsonBodyParser}. */
+/**
+ * Replaces Fastify's JSON body parser of `server` (and the plugins registered in it) with
+ * {@link jsonBodyParser}. Not called when `FAST_PATHS=false`: Fastify's own parser stays.
+ */
 export function installJsonBodyParser(server: FastifyInstance): void {
   // Declared on every request (a primitive, so shared safely) so that setting it keeps the request's shape.
   server.decorateRequest('rankdNoSurrogates', false);
@@ -77,9 +80,10 @@ export function installJsonBodyParser(server: FastifyInstance): void {
 /**
  * Gives the routes of `scope` (a route's own plugin) a JSON body parser with a fast path: `scan`
  * gets the raw bytes first and returns the body when it can read it more cheaply than parsing
- * (returning exactly what parsing would, or a body its route recognises), else undefined, and the
- * text is parsed by {@link jsonBodyParser} as on every other route, with the same errors. Body
- * limit and unsupported media types are handled before, unchanged.
+ * (exactly what parsing would give, or an instance of a class its route's {@link passingScanned}
+ * validator lets through), else undefined, and the text is parsed by {@link jsonBodyParser} as on
+ * every other route, with the same errors. Body limit and unsupported media types are handled
+ * before, unchanged.
  */
 export function installBodyScanner(scope: FastifyInstance, scan: (body: Buffer) => unknown): void {
   const parseJson = jsonBodyParser(scope);
@@ -89,4 +93,25 @@ export function installBodyScanner(scope: FastifyInstance, scan: (body: Buffer) 
     if (scanned === undefined) parseJson(request, (raw as Buffer).toString('utf8'), done);
     else done(null, scanned);
   });
+}
+
+/**
+ * The `validatorCompiler` of a route whose body scanner hands over an instance of `scanned`: such
+ * a body passes unchanged (the scanner took it only after checking all that the schema checks,
+ * and its tests hold it to that), and every other body, and every other part of the request, is
+ * validated by the compiler of `scope` (the server's TypeBox one), with the same errors. The
+ * route's schema stays its documented schema (OpenAPI), and its handler tells the two apart with
+ * `instanceof`: a typed hand-off rather than a body dressed up to pass the schema.
+ */
+export function passingScanned(
+  scope: FastifyInstance,
+  scanned: abstract new (...args: never[]) => object,
+): FastifySchemaCompiler<unknown> {
+  const compile = scope.validatorCompiler;
+  if (compile === undefined) throw new TypeError('passingScanned: the server has no validator compiler');
+  return (route) => {
+    const validate = compile(route);
+    if (route.httpPart !== 'body') return validate;
+    return (body: unknown) => (body instanceof scanned ? { value: body } : validate(body));
+  };
 }
