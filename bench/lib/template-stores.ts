@@ -4,6 +4,8 @@
  * upload routes do), so that keys and row layouts are exactly production's. For the benchmarks
  * that need a large index before they measure (rank, scale).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Stores } from '../../src/app/create-stores.js';
 import { importDist, type PackageBuild } from './package-build.js';
 import { productSalesRow, productStatsRow, rankProduct, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
@@ -61,7 +63,13 @@ export interface TemplateLoader {
 export async function openTemplateLoader(build: PackageBuild, redisUrl: string): Promise<TemplateLoader> {
   // Typed as the sources they were compiled from.
   const [{ createStores }, { loadConfig }, { prepareFeatureRows }, { loadApp }] = await Promise.all([
-    importDist<typeof import('../../src/app/create-stores.js')>(build.dir, 'app/create-stores.js'),
+    // Builds from before src/app/ held it (a BENCH_SOURCE or compare side of an older revision).
+    importDist<typeof import('../../src/app/create-stores.js')>(
+      build.dir,
+      existsSync(join(build.dir, 'dist', 'app', 'create-stores.js'))
+        ? 'app/create-stores.js'
+        : 'redis/stores.js',
+    ),
     importDist<typeof import('../../src/config/index.js')>(build.dir, 'config/index.js'),
     importDist<typeof import('../../src/features/feature-rows.js')>(build.dir, 'features/feature-rows.js'),
     importDist<typeof import('../../src/cli/load-app.js')>(build.dir, 'cli/load-app.js'),
