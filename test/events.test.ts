@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { logEvent, type RankdEvent } from '../src/index.js';
-import { eventsServer, readEvents, readStream, streamLength } from './helpers/events-app.js';
+import { eventsServer, flushEvents, readEvents, readStream, streamLength } from './helpers/events-app.js';
 import { freePort } from './helpers/free-port.js';
 import { rawClient } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
@@ -199,7 +199,7 @@ describe('a single-entity pipeline', () => {
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body, { data: 2.5 });
-    await server.rankd.events.flush();
+    await flushEvents(server);
     const [entry] = await readStream(redis, key);
     const events = JSON.parse(entry?.fields.events ?? '[]') as unknown[];
     assert.deepEqual(
@@ -222,7 +222,7 @@ describe('an app event that is not JSON', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const types = (res.body.events as RankdEvent[]).map((e) => e.event_type);
     assert.ok(types.includes('MODEL_RAN') && !types.includes('NOT_JSON'), types.join());
-    await server.rankd.events.flush();
+    await flushEvents(server);
     const [entry] = await readStream(redis, key);
     assert.deepEqual(
       entry?.events.map((e) => e.event_type),
@@ -245,7 +245,7 @@ describe('the Redis stream', () => {
     // The flush interval is a minute and the batch is not full: nothing is in the stream yet.
     assert.equal(await streamLength(redis, key), 0);
     assert.equal(server.rankd.events.stats().pending, 1 + 1 + 5 + 1 + 5 + 2);
-    await server.rankd.events.flush();
+    await flushEvents(server);
     const entries = await readStream(redis, key);
     assert.equal(entries.length, 1);
     const [entry] = entries;
@@ -279,7 +279,7 @@ describe('the Redis stream', () => {
     const { server, key } = await serve();
     const res = await rank(server, { request_id: 'both', include_events: true });
     assert.ok(res.body.events.some((e: RankdEvent) => e.event_type === 'FEATURE'));
-    await server.rankd.events.flush();
+    await flushEvents(server);
     const types = (await readEvents(redis, key)).map((e) => e.event_type);
     assert.equal(types.length, 15);
     assert.ok(!types.includes('FEATURE'));
@@ -288,7 +288,7 @@ describe('the Redis stream', () => {
   test('EVENTS_FEATURE_SAMPLE_RATE=1 sends every request’s FEATURE events; EVENTS_KINDS picks the rest', async () => {
     const { server, key } = await serve({ EVENTS_FEATURE_SAMPLE_RATE: '1', EVENTS_KINDS: 'IMPRESSION' });
     await rank(server, { request_id: 'sampled' });
-    await server.rankd.events.flush();
+    await flushEvents(server);
     const types = (await readEvents(redis, key)).map((e) => e.event_type);
     assert.deepEqual(types, [...Array(10).fill('FEATURE'), 'IMPRESSION', 'IMPRESSION']);
   });
@@ -310,7 +310,7 @@ describe('the Redis stream', () => {
     try {
       const { server, key } = await serve({ EVENTS_STREAM_MAXLEN: '150', EVENTS_BATCH_SIZE: '30' });
       for (let i = 0; i < 40; i++) assert.equal((await rank(server, { request_id: `cap-${i}` })).status, 200);
-      await server.rankd.events.flush();
+      await flushEvents(server);
       assert.equal(server.rankd.events.stats().written, 40 * 15);
       // 150 events of 15 per entry: MAXLEN ~ 10 entries, which `~` may exceed by up to a node (5).
       const length = await streamLength(redis, key);
@@ -359,7 +359,7 @@ describe('a sink that is down or slow', () => {
     try {
       const { server, key } = await serve({ EVENTS_REDIS_URL: events.url, EVENTS_BUFFER_MAX: '100' });
       await rank(server, { request_id: 'alive' });
-      await server.rankd.events.flush();
+      await flushEvents(server);
       assert.equal(server.rankd.events.stats().written, 15);
       assert.equal((await readEvents(events, key)).length, 15);
       await events.kill();
