@@ -35,6 +35,13 @@ export function kindOf(eventType: string): string {
 const NO_KINDS: ReadonlySet<string> = new Set();
 
 /**
+ * Not an event type: in the kinds of a request, it says that the FEATURE events of the candidates
+ * shown (the page) and of the request's own entities (user, query) go to the sink even when the
+ * request's FEATURE events are not sampled (`EVENTS_SHOWN_FEATURES`).
+ */
+export const SHOWN_FEATURES = 'FEATURE:shown';
+
+/**
  * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURE_SAMPLE_RATE`.
  * Built once per server; per request it only draws whether FEATURE events are sampled.
  */
@@ -46,9 +53,19 @@ export class EventPolicy {
   readonly #rate: number;
   readonly #random: () => number;
 
-  constructor(kinds: readonly string[], featureSampleRate: number, random: () => number = Math.random) {
-    this.#kinds = kinds.length === 0 ? NO_KINDS : new Set(kinds);
-    this.#withFeatures = new Set([...kinds, 'FEATURE']);
+  /**
+   * `shownFeatures`: the FEATURE events of the shown candidates go to the sink in every request
+   * (training data); `featureSampleRate` then samples those of the candidates not shown.
+   */
+  constructor(
+    kinds: readonly string[],
+    featureSampleRate: number,
+    random: () => number = Math.random,
+    shownFeatures = false,
+  ) {
+    const all = shownFeatures && kinds.length > 0 ? [...kinds, SHOWN_FEATURES] : kinds;
+    this.#kinds = all.length === 0 ? NO_KINDS : new Set(all);
+    this.#withFeatures = new Set([...all, 'FEATURE']);
     // FEATURE listed in EVENTS_KINDS means every request, as a rate of 1 does.
     this.#rate = this.#kinds.has('FEATURE') ? 1 : featureSampleRate;
     this.#random = random;
@@ -70,6 +87,11 @@ export interface RecordedEvent {
   readonly event_type: string;
   /** `{"event_type":…,"event_data":…}`. */
   readonly json: string;
+  /**
+   * Recorded for the sink only: the response already holds the same event (a shown candidate's
+   * FEATURE events, recorded again for the sink of a request whose FEATURE events were not sampled).
+   */
+  readonly sinkOnly?: true;
 }
 
 /** `{"event_type":<type>,"event_data":` per event type (the built-in ones and an app's few). */
@@ -159,6 +181,28 @@ export class EventRecorder {
     return this.respond || this.#sinkKinds.has(eventType) || this.#sinkKinds.has(kindOf(eventType));
   }
 
+  /**
+   * Whether the FEATURE events of the shown candidates and the request's own entities are read:
+   * by the response, or by the sink (sampled, or `EVENTS_SHOWN_FEATURES`).
+   */
+  wantsShownFeatures(): boolean {
+    return this.wants('FEATURE') || this.#sinkKinds.has(SHOWN_FEATURES);
+  }
+
+  /**
+   * Whether FEATURE events recorded for the response only (all candidates) leave the sink without
+   * the shown candidates' ones, which must then be recorded again for the sink
+   * ({@link addJsonForSink}).
+   */
+  shownFeaturesMissFromSink(): boolean {
+    return this.#sinkKinds.has(SHOWN_FEATURES) && !this.#sinkKinds.has('FEATURE');
+  }
+
+  /** {@link addJson} for the sink alone: the response does not show it (it holds the same event already). */
+  addJsonForSink(eventType: string, dataJson: string): void {
+    this.#recorded.push({ ...recordedEvent(eventType, dataJson), sinkOnly: true });
+  }
+
   /** Records one event if anyone wants its type; one whose data is not JSON is counted and left out. */
   add(eventType: string, eventData: Record<string, unknown>): void {
     if (!this.wants(eventType)) return;
@@ -191,9 +235,10 @@ export class EventRecorder {
    */
   get events(): RankdEvent[] {
     const { request_id, api_source, event_timestamp, run_id } = this.envelope;
-    return this.#recorded.map(({ json }) => {
+    return this.#recorded.flatMap(({ json, sinkOnly }) => {
+      if (sinkOnly) return [];
       const { event_type, event_data } = JSON.parse(json) as Pick<RankdEvent, 'event_type' | 'event_data'>;
-      return { request_id, api_source, event_timestamp, event_type, event_data, run_id };
+      return [{ request_id, api_source, event_timestamp, event_type, event_data, run_id }];
     });
   }
 
@@ -206,7 +251,10 @@ export class EventRecorder {
     const events = !this.respond
       ? this.#recorded
       : this.#recorded.filter(
-          (e) => this.#sinkKinds.has(e.event_type) || this.#sinkKinds.has(kindOf(e.event_type)),
+          (e) =>
+            e.sinkOnly === true ||
+            this.#sinkKinds.has(e.event_type) ||
+            this.#sinkKinds.has(kindOf(e.event_type)),
         );
     return events.length === 0 && this.#failed === 0
       ? undefined

@@ -12,6 +12,7 @@ import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { FeatureValue } from '../features/feature-kind.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
 import { type Pagination, pageSlice } from './pagination.js';
@@ -76,6 +77,62 @@ export function recordScores<E extends EntityType>(
   if (events.wants('MODEL')) {
     const data = events.json.modelEventData(model.name, model.version, entityType);
     for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
+  }
+}
+
+/**
+ * The FEATURE events the training data needs whatever the sample (`EVENTS_SHOWN_FEATURES`): each
+ * value the model read for each candidate shown, and each feature of the request's own entities
+ * (its user, its query) that the pipeline read (`requestFeatures`, e.g. `user_profile:*` of the
+ * request's user), once per request and marked `"scope": "request"`. A request whose FEATURE
+ * events are sampled has its candidates' already; the response's never get a second copy.
+ */
+export function recordShownFeatures<E extends EntityType>(
+  context: RequestContext,
+  modelFeatures: readonly string[],
+  requestFeatures: readonly string[],
+  page: ReadonlyArray<ScoredCandidate<E>>,
+  entityType: string,
+): void {
+  const events = context.events;
+  if (!events.wantsShownFeatures()) return;
+  const forSink = events.shownFeaturesMissFromSink();
+  if (forSink && page.length > 0) {
+    const data = events.json.featureEventData(entityType);
+    const read = context.featureReader(page.map((c) => c.entity));
+    for (const name of modelFeatures) {
+      let values: ReadonlyArray<FeatureValue | null>;
+      try {
+        values = read(name);
+      } catch {
+        continue;
+      }
+      for (const [i, c] of page.entries()) events.addJsonForSink('FEATURE', data(c.id, name, values[i] ?? null));
+    }
+  }
+  for (const name of requestFeatures) {
+    const group = name.slice(0, name.indexOf(':'));
+    const types = context.features.entityTypesOf(group);
+    const type = types?.length === 1 ? types[0] : undefined;
+    if (type === undefined || type === entityType) continue;
+    const entities = context.entitiesByType.get(type);
+    if (entities === undefined || entities.size !== 1) continue;
+    const [id, entity] = entities.entries().next().value as [string, Record<string, unknown>];
+    let value: FeatureValue | null;
+    try {
+      value = context.getFeature(entity, name);
+    } catch {
+      continue;
+    }
+    const json = JSON.stringify({
+      feature_identifier: id,
+      feature_identifier_type: type,
+      feature_name: name,
+      feature_value: ArrayBuffer.isView(value) ? Array.from(value as unknown as ArrayLike<number>) : value,
+      scope: 'request',
+    });
+    if (events.wants('FEATURE')) events.addJson('FEATURE', json);
+    if (forSink) events.addJsonForSink('FEATURE', json);
   }
 }
 

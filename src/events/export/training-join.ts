@@ -1,5 +1,5 @@
-import { FEEDBACK_GRADES } from '../feedback.js';
 import type { RankdEvent } from '../recorder.js';
+import { DEFAULT_LABEL_GRADES } from './label-grades.js';
 
 /** One exported row: an impression, what produced it, and what the user did about it. */
 export interface TrainingRow {
@@ -17,12 +17,15 @@ export interface TrainingRow {
   model_version: string | null;
   /** Variant per experiment id. */
   experiments: Record<string, string>;
-  /** `view:feature` → value, or null when the request's features were not sampled. */
+  /**
+   * `view:feature` → value: what the model read for this candidate, and the features of the
+   * request's own entities (`user_profile:*`); null when the request logged no features.
+   */
   features: Record<string, unknown> | null;
   clicked: 0 | 1;
   added_to_cart: 0 | 1;
   purchased: 0 | 1;
-  /** The highest grade of the feedback (purchase 3 > add_to_cart 2 > click 1), else 0. */
+  /** The highest grade of the feedback (by default purchase 3 > add_to_cart 2 > click 1), else 0. */
   label: number;
 }
 
@@ -44,6 +47,8 @@ export interface JoinOptions {
    * their window ends (counted in `cutShort`), so memory stays bounded. @defaultValue 2,000,000
    */
   readonly maxPendingImpressions?: number;
+  /** The label per feedback type; a row's is the highest of its feedback's. @defaultValue purchase 3, add_to_cart 2, click 1 */
+  readonly grades?: Readonly<Record<string, number>>;
 }
 
 interface Impression {
@@ -64,6 +69,8 @@ interface RequestState {
   impressions: Impression[];
   models: Map<string, { name: string | null; version: string | null }>;
   features: Map<string, Record<string, unknown>>;
+  /** Features of the request's own entities (`"scope": "request"`): every row of the request gets them. */
+  requestFeatures: Record<string, unknown> | undefined;
   experiments: Record<string, string>;
   feedback: Map<string, Set<string>>;
 }
@@ -90,7 +97,12 @@ export class TrainingJoin {
   cutShort = 0;
 
   constructor(options: JoinOptions) {
-    this.#options = { settleMs: 10_000, maxPendingImpressions: 2_000_000, ...options };
+    this.#options = {
+      settleMs: 10_000,
+      maxPendingImpressions: 2_000_000,
+      grades: DEFAULT_LABEL_GRADES,
+      ...options,
+    };
   }
 
   /** Requests waiting for feedback now. */
@@ -140,7 +152,10 @@ export class TrainingJoin {
           state.models.set(key, { name: asString(data.model_name), version: asString(data.model_version) });
         break;
       case 'FEATURE':
-        if (this.#keeps(state, key)) {
+        if (data.scope === 'request') {
+          state.requestFeatures ??= {};
+          state.requestFeatures[String(data.feature_name)] = data.feature_value ?? null;
+        } else if (this.#keeps(state, key)) {
           const values = state.features.get(key) ?? {};
           state.features.set(key, values);
           values[String(data.feature_name)] = data.feature_value ?? null;
@@ -175,6 +190,7 @@ export class TrainingJoin {
       impressions: [],
       models: new Map(),
       features: new Map(),
+      requestFeatures: undefined,
       experiments: {},
       feedback: new Map(),
     };
@@ -228,13 +244,17 @@ export class TrainingJoin {
   #rowsOf(state: RequestState): TrainingRow[] {
     const envelope = state.envelope;
     if (envelope === undefined) return [];
+    const grades = this.#options.grades;
+    const shared = state.requestFeatures;
     return state.impressions
       .filter((i) => i.inRange)
       .map((impression) => {
         const types = state.feedback.get(impression.key);
         const model = state.models.get(impression.key);
         let label = 0;
-        for (const type of types ?? []) label = Math.max(label, FEEDBACK_GRADES[type] ?? 0);
+        for (const type of types ?? []) label = Math.max(label, grades[type] ?? 0);
+        const own = state.features.get(impression.key);
+        const features = shared === undefined ? (own ?? null) : { ...shared, ...own };
         return {
           request_id: state.requestId,
           timestamp: envelope.event_timestamp,
@@ -247,7 +267,7 @@ export class TrainingJoin {
           model_name: model?.name ?? null,
           model_version: model?.version ?? null,
           experiments: state.experiments,
-          features: state.features.get(impression.key) ?? null,
+          features,
           clicked: types?.has('click') ? 1 : 0,
           added_to_cart: types?.has('add_to_cart') ? 1 : 0,
           purchased: types?.has('purchase') ? 1 : 0,
