@@ -55,7 +55,13 @@ export interface TrainingReport {
   pipeline: string;
   stage: string;
   features: string[];
-  data: { requests: number; rows: number; labelled: number; train: { requests: number; rows: number }; validation: { requests: number; rows: number } };
+  data: {
+    requests: number;
+    rows: number;
+    labelled: number;
+    train: { requests: number; rows: number };
+    validation: { requests: number; rows: number };
+  };
   /** k of NDCG@k: the page size, the most impressions a logged request has. */
   k: number;
   ndcg: { trained: number; serving: number; servingModel: string };
@@ -63,8 +69,12 @@ export interface TrainingReport {
 }
 
 /** The pipeline trained for, and its GBDT stage. */
-export function gbdtStageOf(app: RankdApp, name: string | undefined): { planned: PlannedPipeline; stage: FileModel } {
-  const candidates = name === undefined ? app.pipelines : app.pipelines.filter((p) => p.pipeline.name === name);
+export function gbdtStageOf(
+  app: RankdApp,
+  name: string | undefined,
+): { planned: PlannedPipeline; stage: FileModel } {
+  const candidates =
+    name === undefined ? app.pipelines : app.pipelines.filter((p) => p.pipeline.name === name);
   if (candidates.length === 0)
     throw new TrainingDataError(
       `no pipeline ${JSON.stringify(name)}: the app has ${app.pipelines.map((p) => p.pipeline.name).join(', ')}`,

@@ -33,7 +33,9 @@ export function groupByRequest(rows: readonly TrainingRow[]): TrainingRow[][] {
   const groups = [...byRequest.values()];
   for (const group of groups) group.sort((a, b) => a.position - b.position);
   const time = (group: TrainingRow[]) => Date.parse((group[0] as TrainingRow).timestamp);
-  return groups.sort((a, b) => time(a) - time(b) || ((a[0]?.request_id ?? '') < (b[0]?.request_id ?? '') ? -1 : 1));
+  return groups.sort(
+    (a, b) => time(a) - time(b) || ((a[0]?.request_id ?? '') < (b[0]?.request_id ?? '') ? -1 : 1),
+  );
 }
 
 /** The requests as a data set of `features` (in that order). */
@@ -46,7 +48,9 @@ export function datasetOf(requests: readonly TrainingRow[][], features: readonly
     labels[i] = row.label;
     const logged = row.features ?? {};
     for (let j = 0; j < cols; j++)
-      values[i * cols + j] = numericValue(logged[features[j] as string] as Parameters<typeof numericValue>[0]);
+      values[i * cols + j] = numericValue(
+        logged[features[j] as string] as Parameters<typeof numericValue>[0],
+      );
   });
   return {
     features: [...features],
@@ -62,7 +66,11 @@ export function datasetOf(requests: readonly TrainingRow[][], features: readonly
  * Checks that the logs can train a model of `features`: rows there are, some with a label above
  * 0, and each feature logged; throws a {@link TrainingDataError} saying what is missing.
  */
-export function checkTrainingRows(rows: readonly TrainingRow[], features: readonly string[], what: string): void {
+export function checkTrainingRows(
+  rows: readonly TrainingRow[],
+  features: readonly string[],
+  what: string,
+): void {
   if (rows.length === 0)
     throw new TrainingDataError(`no events: ${what} holds no impressions of this pipeline's requests`);
   if (!rows.some((row) => row.label > 0))

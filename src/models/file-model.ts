@@ -1,9 +1,9 @@
+import { access, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError, AppMisuseError, ModelInvalidError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
-import { access, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import {
   CONSOLE_LOGGER,
   type ComponentContext,
@@ -367,7 +367,9 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
       next = await this.#load();
     } catch (error) {
       const reason = reasonOf(error, this.file);
-      this.#context.log.warn(`model ${this.name}: loading ${this.file} failed, ${fallback} keeps serving: ${reason}`);
+      this.#context.log.warn(
+        `model ${this.name}: loading ${this.file} failed, ${fallback} keeps serving: ${reason}`,
+      );
       return this.#record({ ...base, status: 'failed', version: fallback, error: reason });
     }
     if (this.#disposed) {

@@ -107,7 +107,8 @@ export function recordShownFeatures<E extends EntityType>(
       } catch {
         continue;
       }
-      for (const [i, c] of page.entries()) events.addJsonForSink('FEATURE', data(c.id, name, values[i] ?? null));
+      for (const [i, c] of page.entries())
+        events.addJsonForSink('FEATURE', data(c.id, name, values[i] ?? null));
     }
   }
   for (const name of requestFeatures) {
