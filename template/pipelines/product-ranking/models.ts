@@ -77,7 +77,7 @@ export const RankingModel = defineModel({
 export const Ranker = gbdtModel({
   name: 'Ranker',
   entity: Product,
-  file: new URL('../../models/ranker.json', import.meta.url),
+  file: 'models/ranker.json',
   features: INPUTS,
   whenMissing: RankingModel,
 });
