@@ -20,7 +20,20 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const TEMPLATE = join(REPO, 'template');
 const PAGE = 8;
 const CANDIDATES = 24;
-const QUERIES = ['candle', 'soy candle', 'vase', 'blanket', 'mug', 'diffuser', 'bath', 'linen', 'bowl', 'gift', 'throw', 'ceramic'];
+const QUERIES = [
+  'candle',
+  'soy candle',
+  'vase',
+  'blanket',
+  'mug',
+  'diffuser',
+  'bath',
+  'linen',
+  'bowl',
+  'gift',
+  'throw',
+  'ceramic',
+];
 const USERS = ['u1', 'u2', 'u3', undefined];
 
 /** What a simulation run is given. */
@@ -87,8 +100,12 @@ interface Product {
 }
 
 function catalogue(): Product[] {
-  const stats = new Map(readJsonl(join(TEMPLATE, 'feature-store/data/product_stats.jsonl')).map((r) => [r.entity_id, r]));
-  const sales = new Map(readJsonl(join(TEMPLATE, 'feature-store/data/product_sales.jsonl')).map((r) => [r.entity_id, r]));
+  const stats = new Map(
+    readJsonl(join(TEMPLATE, 'feature-store/data/product_stats.jsonl')).map((r) => [r.entity_id, r]),
+  );
+  const sales = new Map(
+    readJsonl(join(TEMPLATE, 'feature-store/data/product_sales.jsonl')).map((r) => [r.entity_id, r]),
+  );
   return readJsonl(join(TEMPLATE, 'data/products.jsonl')).map((p) => {
     const s = stats.get(p.product_id) ?? {};
     return {
@@ -179,7 +196,9 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
   // The app's model file (models/ranker.json) is relative to the working directory: the project's.
   process.chdir(project);
   const { testApp } = await import('rankd/testing');
-  const { default: app } = (await import(join(TEMPLATE, 'pipelines/main.ts'))) as { default: Parameters<typeof testApp>[0] };
+  const { default: app } = (await import(join(TEMPLATE, 'pipelines/main.ts'))) as {
+    default: Parameters<typeof testApp>[0];
+  };
   const shop = await testApp(app, {
     sampleData: TEMPLATE,
     settings: { LOG_LEVEL: 'silent', EVENTS_FLUSH_INTERVAL_MS: '20', EVENTS_STREAM_MAX_BYTES: '0' },
@@ -193,8 +212,10 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
         candidates: request.candidates.map((p) => ({ product_id: p.id })),
         user_page_size: PAGE,
       });
-      if (response.statusCode !== 200) throw new Error(`ranking answered ${response.statusCode}: ${response.body}`);
-      const ranked = (response.json() as { ranked_candidates: Array<{ candidate_id: string }> }).ranked_candidates;
+      if (response.statusCode !== 200)
+        throw new Error(`ranking answered ${response.statusCode}: ${response.body}`);
+      const ranked = (response.json() as { ranked_candidates: Array<{ candidate_id: string }> })
+        .ranked_candidates;
       return ranked.map((r) => byId.get(r.candidate_id) as Product);
     };
     const feedback = { click: 0, add_to_cart: 0, purchase: 0 };
@@ -206,7 +227,8 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
       });
       if (events.length > 0) {
         const response = await shop.post('/api/v1/events/feedback', { events });
-        if (response.statusCode !== 200) throw new Error(`feedback answered ${response.statusCode}: ${response.body}`);
+        if (response.statusCode !== 200)
+          throw new Error(`feedback answered ${response.statusCode}: ${response.body}`);
       }
     }
     await shop.server.rankd.events.flush();

@@ -27,7 +27,9 @@ function rankd(args: readonly string[], env: Record<string, string> = {}) {
   return runCommand(process.execPath, [join(PACKAGE_ROOT, 'bin/rankd.js'), ...args], project, env, 120_000);
 }
 
-function rows(file: string): Array<Record<string, unknown> & { features: Record<string, unknown>; label: number }> {
+function rows(
+  file: string,
+): Array<Record<string, unknown> & { features: Record<string, unknown>; label: number }> {
   return readFileSync(join(project, file), 'utf8')
     .trim()
     .split('\n')
@@ -40,7 +42,9 @@ async function rank(id: string, query: string, user?: string): Promise<string[]>
     request_id: id,
     query: { query },
     ...(user === undefined ? {} : { user: { user_id: user } }),
-    candidates: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p10', 'p11', 'p12'].map((p) => ({ product_id: p })),
+    candidates: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p10', 'p11', 'p12'].map((p) => ({
+      product_id: p,
+    })),
     user_page_size: PAGE,
   });
   assert.equal(response.statusCode, 200, response.body);
@@ -92,7 +96,8 @@ describe('the export', () => {
       page,
     );
     for (const row of mine) {
-      for (const name of INPUTS) assert.ok(Object.hasOwn(row.features, name), `${row.entity_id} lacks ${name}`);
+      for (const name of INPUTS)
+        assert.ok(Object.hasOwn(row.features, name), `${row.entity_id} lacks ${name}`);
       assert.equal(row.features['user_profile:price_sensitivity'], 0.8);
       assert.equal(row.features['user_profile:preferred_brand'], 'Fernhill Ceramics');
     }
@@ -100,7 +105,15 @@ describe('the export', () => {
       mine.map((r) => r.label),
       [1, 2, 3, 0],
     );
-    const regraded = await rankd(['events', 'export', '--since', '1h', '--grades', 'click=5,purchase=1', '--no-progress']);
+    const regraded = await rankd([
+      'events',
+      'export',
+      '--since',
+      '1h',
+      '--grades',
+      'click=5,purchase=1',
+      '--no-progress',
+    ]);
     assert.equal(regraded.code, 0, regraded.stderr);
     const labels = regraded.stdout
       .trim()
@@ -126,7 +139,15 @@ describe('rankd train', () => {
       ]);
     }
     await shop.server.rankd.events.flush();
-    const exported = await rankd(['events', 'export', '--since', '1h', '--out', 'train.jsonl', '--no-progress']);
+    const exported = await rankd([
+      'events',
+      'export',
+      '--since',
+      '1h',
+      '--out',
+      'train.jsonl',
+      '--no-progress',
+    ]);
     assert.equal(exported.code, 0, exported.stderr);
   });
 
@@ -168,9 +189,21 @@ describe('rankd train', () => {
 
   test('trains, compares, promotes; the server reloads; a model that does not beat the serving one is refused unless forced', async () => {
     const before = await rank('probe-before', 'candle');
-    const first = await rankd(['train', '--app', APP, '--from', 'train.jsonl', '--promote', '--force', '--no-progress']);
+    const first = await rankd([
+      'train',
+      '--app',
+      APP,
+      '--from',
+      'train.jsonl',
+      '--promote',
+      '--force',
+      '--no-progress',
+    ]);
     assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stdout, /NDCG@4 on validation: trained \d\.\d{4}, serving \(Ranker@RankingModel@1\) \d\.\d{4}/);
+    assert.match(
+      first.stdout,
+      /NDCG@4 on validation: trained \d\.\d{4}, serving \(Ranker@RankingModel@1\) \d\.\d{4}/,
+    );
     assert.match(first.stdout, /promoted: installed as .*models\/ranker\.json/);
     const report = JSON.parse(readFileSync(join(project, 'models/ranker-candidate.report.json'), 'utf8'));
     assert.deepEqual(report.features, [...INPUTS]);
@@ -187,9 +220,21 @@ describe('rankd train', () => {
     const installed = statSync(join(project, 'models/ranker.json')).mtimeMs;
     const again = await rankd(['train', '--app', APP, '--from', 'train.jsonl', '--promote', '--no-progress']);
     assert.notEqual(again.code, 0);
-    assert.match(again.stderr.trim(), /^rankd: not promoted: the trained model's NDCG@4 .* does not beat the serving model's/);
+    assert.match(
+      again.stderr.trim(),
+      /^rankd: not promoted: the trained model's NDCG@4 .* does not beat the serving model's/,
+    );
     assert.equal(statSync(join(project, 'models/ranker.json')).mtimeMs, installed);
-    const forced = await rankd(['train', '--app', APP, '--from', 'train.jsonl', '--promote', '--force', '--no-progress']);
+    const forced = await rankd([
+      'train',
+      '--app',
+      APP,
+      '--from',
+      'train.jsonl',
+      '--promote',
+      '--force',
+      '--no-progress',
+    ]);
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(forced.stdout, /promoted: .*\(--force\)/);
   });

@@ -25,6 +25,7 @@ export const BUILT_IN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'IMPRESSION',
   'EXPERIMENTATION',
   'FEEDBACK',
+  'FEATURE_ROWS',
 ]);
 
 /** The kind an event type counts as in `EVENTS_KINDS`: itself when built in, else `CUSTOM`. */
@@ -35,11 +36,10 @@ export function kindOf(eventType: string): string {
 const NO_KINDS: ReadonlySet<string> = new Set();
 
 /**
- * Not an event type: in the kinds of a request, it says that the FEATURE events of the candidates
- * shown (the page) and of the request's own entities (user, query) go to the sink even when the
- * request's FEATURE events are not sampled (`EVENTS_SHOWN_FEATURES`).
+ * One event per request: the model's inputs for each candidate shown and the features of the
+ * request's own entities (`EVENTS_SHOWN_FEATURES`), as rows of values under one list of names.
  */
-export const SHOWN_FEATURES = 'FEATURE:shown';
+export const FEATURE_ROWS = 'FEATURE_ROWS';
 
 /**
  * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURE_SAMPLE_RATE`.
@@ -54,8 +54,9 @@ export class EventPolicy {
   readonly #random: () => number;
 
   /**
-   * `shownFeatures`: the FEATURE events of the shown candidates go to the sink in every request
-   * (training data); `featureSampleRate` then samples those of the candidates not shown.
+   * `shownFeatures` (`EVENTS_SHOWN_FEATURES`): every request sends a {@link FEATURE_ROWS} event, the
+   * shown candidates' inputs (training data); `featureSampleRate` samples the per-value FEATURE
+   * events of all candidates. Nothing is sent without a kind.
    */
   constructor(
     kinds: readonly string[],
@@ -63,7 +64,7 @@ export class EventPolicy {
     random: () => number = Math.random,
     shownFeatures = false,
   ) {
-    const all = shownFeatures && kinds.length > 0 ? [...kinds, SHOWN_FEATURES] : kinds;
+    const all = shownFeatures && kinds.length > 0 ? [...kinds, FEATURE_ROWS] : kinds;
     this.#kinds = all.length === 0 ? NO_KINDS : new Set(all);
     this.#withFeatures = new Set([...all, 'FEATURE']);
     // FEATURE listed in EVENTS_KINDS means every request, as a rate of 1 does.
@@ -87,10 +88,7 @@ export interface RecordedEvent {
   readonly event_type: string;
   /** `{"event_type":…,"event_data":…}`. */
   readonly json: string;
-  /**
-   * Recorded for the sink only: the response already holds the same event (a shown candidate's
-   * FEATURE events, recorded again for the sink of a request whose FEATURE events were not sampled).
-   */
+  /** For the sink only: the response's events leave it out (see {@link EventRecorder.addForSink}). */
   readonly sinkOnly?: true;
 }
 
@@ -181,26 +179,20 @@ export class EventRecorder {
     return this.respond || this.#sinkKinds.has(eventType) || this.#sinkKinds.has(kindOf(eventType));
   }
 
-  /**
-   * Whether the FEATURE events of the shown candidates and the request's own entities are read:
-   * by the response, or by the sink (sampled, or `EVENTS_SHOWN_FEATURES`).
-   */
-  wantsShownFeatures(): boolean {
-    return this.wants('FEATURE') || this.#sinkKinds.has(SHOWN_FEATURES);
+  /** Whether the sink takes events of `eventType`. */
+  sends(eventType: string): boolean {
+    return this.#sinkKinds.has(eventType);
   }
 
   /**
-   * Whether FEATURE events recorded for the response only (all candidates) leave the sink without
-   * the shown candidates' ones, which must then be recorded again for the sink
-   * ({@link addJsonForSink}).
+   * Records an event for the sink only, when it takes the type: the response (`include_events`)
+   * does not show it. {@link FEATURE_ROWS} repeats what the response's FEATURE events show.
    */
-  shownFeaturesMissFromSink(): boolean {
-    return this.#sinkKinds.has(SHOWN_FEATURES) && !this.#sinkKinds.has('FEATURE');
-  }
-
-  /** {@link addJson} for the sink alone: the response does not show it (it holds the same event already). */
-  addJsonForSink(eventType: string, dataJson: string): void {
-    this.#recorded.push({ ...recordedEvent(eventType, dataJson), sinkOnly: true });
+  addForSink(eventType: string, eventData: Record<string, unknown>): void {
+    if (!this.#sinkKinds.has(eventType)) return;
+    const recorded = recordedEventOf(eventType, eventData);
+    if (recorded === undefined) this.#failed += 1;
+    else this.#recorded.push({ ...recorded, sinkOnly: true });
   }
 
   /** Records one event if anyone wants its type; one whose data is not JSON is counted and left out. */
@@ -251,10 +243,7 @@ export class EventRecorder {
     const events = !this.respond
       ? this.#recorded
       : this.#recorded.filter(
-          (e) =>
-            e.sinkOnly === true ||
-            this.#sinkKinds.has(e.event_type) ||
-            this.#sinkKinds.has(kindOf(e.event_type)),
+          (e) => this.#sinkKinds.has(e.event_type) || this.#sinkKinds.has(kindOf(e.event_type)),
         );
     return events.length === 0 && this.#failed === 0
       ? undefined

@@ -11,6 +11,7 @@ import {
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
+import { FEATURE_ROWS } from '../events/recorder.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { Model } from '../models/define-model.js';
@@ -80,12 +81,17 @@ export function recordScores<E extends EntityType>(
   }
 }
 
+/** A feature value as JSON takes it: a vector (typed array) as a list of numbers. */
+function jsonValue(value: FeatureValue | null): unknown {
+  return ArrayBuffer.isView(value) ? Array.from(value as unknown as ArrayLike<number>) : value;
+}
+
 /**
- * The FEATURE events the training data needs whatever the sample (`EVENTS_SHOWN_FEATURES`): each
- * value the model read for each candidate shown, and each feature of the request's own entities
- * (its user, its query) that the pipeline read (`requestFeatures`, e.g. `user_profile:*` of the
- * request's user), once per request and marked `"scope": "request"`. A request whose FEATURE
- * events are sampled has its candidates' already; the response's never get a second copy.
+ * The training data's event (`EVENTS_SHOWN_FEATURES`), one per request: each value the model read
+ * for each candidate shown, as a row under the model's feature names, and the features of the
+ * request's own entities (its user, its query) that the model or the real-time features read
+ * (`requestFeatures`, e.g. `user_profile:price_sensitivity` of the request's user). One event
+ * whose names are written once: per-value FEATURE events of a page cost several times more.
  */
 export function recordShownFeatures<E extends EntityType>(
   context: RequestContext,
@@ -95,46 +101,37 @@ export function recordShownFeatures<E extends EntityType>(
   entityType: string,
 ): void {
   const events = context.events;
-  if (!events.wantsShownFeatures()) return;
-  const forSink = events.shownFeaturesMissFromSink();
-  if (forSink && page.length > 0) {
-    const data = events.json.featureEventData(entityType);
-    const read = context.featureReader(page.map((c) => c.entity));
-    for (const name of modelFeatures) {
-      let values: ReadonlyArray<FeatureValue | null>;
-      try {
-        values = read(name);
-      } catch {
-        continue;
-      }
-      for (const [i, c] of page.entries())
-        events.addJsonForSink('FEATURE', data(c.id, name, values[i] ?? null));
+  if (!events.sends(FEATURE_ROWS) || page.length === 0) return;
+  const read = context.featureReader(page.map((c) => c.entity));
+  const names: string[] = [];
+  const columns: Array<ReadonlyArray<FeatureValue | null>> = [];
+  for (const name of modelFeatures) {
+    try {
+      columns.push(read(name));
+      names.push(name);
+    } catch {
+      // A feature the candidate alone cannot name (a pair with several partners): left out.
     }
   }
+  const rows = page.map((c, i) => [c.id, columns.map((column) => jsonValue(column[i] ?? null))]);
+  const shared: Record<string, unknown> = {};
   for (const name of requestFeatures) {
-    const group = name.slice(0, name.indexOf(':'));
-    const types = context.features.entityTypesOf(group);
+    const types = context.features.entityTypesOf(name.slice(0, name.indexOf(':')));
     const type = types?.length === 1 ? types[0] : undefined;
     if (type === undefined || type === entityType) continue;
     const entities = context.entitiesByType.get(type);
     if (entities === undefined || entities.size !== 1) continue;
-    const [id, entity] = entities.entries().next().value as [string, Record<string, unknown>];
-    let value: FeatureValue | null;
+    const [entity] = entities.values();
     try {
-      value = context.getFeature(entity, name);
-    } catch {
-      continue;
-    }
-    const json = JSON.stringify({
-      feature_identifier: id,
-      feature_identifier_type: type,
-      feature_name: name,
-      feature_value: ArrayBuffer.isView(value) ? Array.from(value as unknown as ArrayLike<number>) : value,
-      scope: 'request',
-    });
-    if (events.wants('FEATURE')) events.addJson('FEATURE', json);
-    if (forSink) events.addJsonForSink('FEATURE', json);
+      shared[name] = jsonValue(context.getFeature(entity as object, name));
+    } catch {}
   }
+  events.addForSink(FEATURE_ROWS, {
+    entity_identifier_type: entityType,
+    feature_names: names,
+    rows,
+    request_features: shared,
+  });
 }
 
 /**

@@ -69,7 +69,7 @@ interface RequestState {
   impressions: Impression[];
   models: Map<string, { name: string | null; version: string | null }>;
   features: Map<string, Record<string, unknown>>;
-  /** Features of the request's own entities (`"scope": "request"`): every row of the request gets them. */
+  /** Features of the request's own entities (FEATURE_ROWS' `request_features`): every row of the request gets them. */
   requestFeatures: Record<string, unknown> | undefined;
   experiments: Record<string, string>;
   feedback: Map<string, Set<string>>;
@@ -152,14 +152,14 @@ export class TrainingJoin {
           state.models.set(key, { name: asString(data.model_name), version: asString(data.model_version) });
         break;
       case 'FEATURE':
-        if (data.scope === 'request') {
-          state.requestFeatures ??= {};
-          state.requestFeatures[String(data.feature_name)] = data.feature_value ?? null;
-        } else if (this.#keeps(state, key)) {
+        if (this.#keeps(state, key)) {
           const values = state.features.get(key) ?? {};
           state.features.set(key, values);
           values[String(data.feature_name)] = data.feature_value ?? null;
         }
+        break;
+      case 'FEATURE_ROWS':
+        this.#addRows(state, data);
         break;
       case 'EXPERIMENTATION':
         state.experiments[String(data.experiment_id)] = String(data.result);
@@ -167,6 +167,24 @@ export class TrainingJoin {
     }
     if (this.#pendingImpressions > this.#options.maxPendingImpressions) rows.push(...this.#cutOldest());
     return rows;
+  }
+
+  /** A FEATURE_ROWS event: each shown candidate's inputs, and the request's own entities' features. */
+  #addRows(state: RequestState, data: Record<string, unknown>): void {
+    const names = Array.isArray(data.feature_names) ? (data.feature_names as unknown[]).map(String) : [];
+    const type = data.entity_identifier_type;
+    for (const row of Array.isArray(data.rows) ? (data.rows as unknown[]) : []) {
+      if (!Array.isArray(row) || !Array.isArray(row[1])) continue;
+      const key = keyOf(type, row[0]);
+      const values = state.features.get(key) ?? {};
+      state.features.set(key, values);
+      names.forEach((name, i) => {
+        values[name] = (row[1] as unknown[])[i] ?? null;
+      });
+    }
+    const shared = data.request_features;
+    if (shared !== null && typeof shared === 'object')
+      state.requestFeatures = { ...(shared as Record<string, unknown>) };
   }
 
   /** The rows of every request still open: the end of the stream closes all windows. */
