@@ -121,12 +121,13 @@ function catalogue(): Product[] {
   });
 }
 
+/** The template's user_profile rows; shoppers not signed in mind no price (the model sees none). */
 const SENSITIVITY: Record<string, number> = { u1: 0.3, u2: 0.8, u3: 0.1 };
 
 /**
- * The hidden utility: what a shopper gets from a product for a query. Relevance counts, but less
- * than the template's weights assume; well-reviewed, converting products count much more, and
- * price-sensitive shoppers mind the price.
+ * The hidden utility: what a shopper gets from a product for a query. Relevance counts, but far
+ * less than the template's weights assume; well-reviewed, converting products count much more,
+ * and price-sensitive shoppers mind the price.
  */
 function utility(product: Product, query: string, user: string | undefined): number {
   const words = query.split(' ');
@@ -134,12 +135,12 @@ function utility(product: Product, query: string, user: string | undefined): num
   const inCategory = words.some((w) => product.category.includes(w)) ? 1 : 0;
   const trusted = product.reviews >= 50 ? 1 : 0.4;
   return (
-    1.2 * inTitle +
-    0.8 * inCategory +
-    2.5 * trusted * (product.rating - 4.3) +
-    40 * product.conversion +
-    -(SENSITIVITY[user ?? ''] ?? 0.5) * 0.6 * Math.log1p(product.price) +
-    0.5
+    0.6 * inTitle +
+    0.4 * inCategory +
+    3 * trusted * (product.rating - 4.3) +
+    60 * product.conversion -
+    (SENSITIVITY[user ?? ''] ?? 0) * 0.8 * Math.log1p(product.price) +
+    1
   );
 }
 
