@@ -43,6 +43,9 @@ export interface SimulationOptions {
   /** Fresh requests ranked by each model afterwards. @defaultValue 1000 */
   fresh?: number;
   seed?: number;
+  /** Promote even when the trained model does not beat the serving one (`--force`): a short run's
+   * validation is too small to tell. */
+  force?: boolean;
   /** Told each line of progress and of the CLI's output. */
   log?: (line: string) => void;
 }
@@ -261,9 +264,11 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
       '--out',
       'models/ranker-candidate.json',
       '--promote',
+      ...(options.force ? ['--force'] : []),
       '--no-progress',
     ];
-    log(`$ rankd ${args.slice(1).join(' ')}`);
+    // As a user types it in the project: the app's path shown from the repository.
+    log(`$ rankd ${args.slice(1).join(' ').replace(`${TEMPLATE}/`, 'template/')}`);
     const trainOutput = await new Promise<string>((done, fail) =>
       execFile(process.execPath, args, { cwd: project }, (error, stdout, stderr) =>
         error ? fail(new Error(`rankd train failed: ${stderr || error.message}`)) : done(stdout),
@@ -286,6 +291,11 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
       await new Promise((r) => setTimeout(r, 100));
     }
     const trained = await measure();
+    const row = (name: string, f: ModelFigures) =>
+      `${name.padEnd(16)} NDCG@8 ${f.ndcg.toFixed(3)}   clicks per page ${f.clicksPerRequest.toFixed(3)}`;
+    log(`feedback logged: ${JSON.stringify(feedback)}`);
+    log(row('hand-weighted', handWeighted));
+    log(row('trained', trained));
     return { handWeighted, trained, trainOutput, feedback };
   } finally {
     await shop.close();
@@ -298,15 +308,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: { requests: { type: 'string' }, fresh: { type: 'string' }, seed: { type: 'string' } },
   });
-  const result = await simulateShop({
+  await simulateShop({
     ...(values.requests ? { requests: Number(values.requests) } : {}),
     ...(values.fresh ? { fresh: Number(values.fresh) } : {}),
     ...(values.seed ? { seed: Number(values.seed) } : {}),
     log: (line) => console.log(line),
   });
-  const row = (name: string, f: ModelFigures) =>
-    `${name.padEnd(16)} NDCG@8 ${f.ndcg.toFixed(3)}   clicks per page ${f.clicksPerRequest.toFixed(3)}`;
-  console.log(`feedback logged: ${JSON.stringify(result.feedback)}`);
-  console.log(row('hand-weighted', result.handWeighted));
-  console.log(row('trained', result.trained));
 }

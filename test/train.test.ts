@@ -225,6 +225,12 @@ describe('rankd train', () => {
       /^rankd: not promoted: the trained model's NDCG@4 .* does not beat the serving model's/,
     );
     assert.equal(statSync(join(project, 'models/ranker.json')).mtimeMs, installed);
+    // The training guide quotes this line (numbers aside).
+    const shape = (line: string) => line.replace(/\d+(\.\d+)?/g, '#');
+    const quoted = readFileSync(join(PACKAGE_ROOT, 'docs/guides/train-a-model.md'), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('rankd: not promoted'));
+    assert.equal(shape(quoted ?? ''), shape(again.stderr.trim()));
     const forced = await rankd([
       'train',
       '--app',

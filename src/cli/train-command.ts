@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import type { RankerTrainer, TrainRankerResult } from '../app/train-ranker.js';
@@ -240,7 +240,7 @@ export async function runTrain(
       if (modelFile !== stage.file) await writeWhole(stage.file, modelText);
       promoted = stage.file;
       output.log(
-        `promoted: installed as ${stage.file}${trained > serving ? '' : ' (--force)'}; running servers reload it`,
+        `promoted: installed as ${relative(cwd, stage.file)}${trained > serving ? '' : ' (--force)'}; running servers reload it`,
       );
     } else {
       throw new CliError(
