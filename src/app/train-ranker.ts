@@ -1,31 +1,24 @@
 import type { TrainingRow } from '../events/export/training-join.js';
 import { type FileModel, isFileModel } from '../models/file-model.js';
 import { allComponents, initializeComponents } from '../request/component.js';
+import {
+  type FeatureImportance,
+  ndcgAt,
+  type TrainedModel,
+  TrainingInputError,
+  type TrainOptions,
+  type TrainProgress,
+  trainLambdaMart,
+} from '../training/index.js';
 import type { PlannedPipeline, RankdApp } from './define-app.js';
 import { scoreLogged } from './score-logged.js';
 import {
   checkTrainingRows,
   datasetOf,
   groupByRequest,
-  meanNdcg,
-  type RequestGroups,
   splitByTime,
   TrainingDataError,
 } from './training-data.js';
-
-/** A trained model as `rankd train` uses it (the trainer's `TrainedModel`). */
-export interface RankerModel {
-  predict(values: Float64Array, rows: number): ArrayLike<number>;
-  featureImportance(): unknown;
-  toXGBoostJson(): unknown;
-}
-
-/** Trains a LambdaMART model on `train`, stopping early on `validation` (the trainer's `trainLambdaMart`). */
-export type RankerTrainer = (
-  train: RequestGroups,
-  validation: RequestGroups,
-  onProgress?: (done: number, total: number) => void,
-) => RankerModel | Promise<RankerModel>;
 
 /** What {@link trainRanker} is given. */
 export interface TrainRankerOptions {
@@ -35,15 +28,16 @@ export interface TrainRankerOptions {
   readonly rows: readonly TrainingRow[];
   /** Where the rows come from, for messages: "the event stream since …", "export.jsonl". */
   readonly source: string;
-  readonly trainer: RankerTrainer;
+  /** How the trees are grown (`ndcgAt` is the page size, whatever is given). */
+  readonly training?: TrainOptions;
   /** Share of the latest requests held out for validation. @defaultValue 0.2 */
   readonly validationShare?: number;
-  readonly onProgress?: (done: number, total: number) => void;
+  readonly onProgress?: (progress: TrainProgress) => void;
 }
 
 /** What training gave: the model, its file's text, and the report written next to it. */
 export interface TrainRankerResult {
-  readonly model: RankerModel;
+  readonly model: TrainedModel;
   /** The stage the model is for: its file is where `--promote` installs it. */
   readonly stage: FileModel;
   readonly pipeline: string;
@@ -65,7 +59,9 @@ export interface TrainingReport {
   /** k of NDCG@k: the page size, the most impressions a logged request has. */
   k: number;
   ndcg: { trained: number; serving: number; servingModel: string };
-  featureImportance: unknown;
+  /** Trees kept (early stopping keeps those up to the best validation NDCG). */
+  trees: number;
+  featureImportance: FeatureImportance[];
 }
 
 /** The pipeline trained for, and its GBDT stage. */
@@ -112,9 +108,15 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
   const { train, validation } = splitByTime(requests, options.validationShare ?? 0.2);
   const trainSet = datasetOf(train, features);
   const validationSet = datasetOf(validation, features);
-  const model = await options.trainer(trainSet, validationSet, options.onProgress);
   const k = Math.max(...requests.map((r) => r.length));
-  const trained = meanNdcg(
+  let model: TrainedModel;
+  try {
+    model = trainLambdaMart(trainSet, { ...options.training, ndcgAt: k }, validationSet, options.onProgress);
+  } catch (error) {
+    if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
+    throw error;
+  }
+  const trained = ndcgAt(
     model.predict(validationSet.values, validationSet.rows),
     validationSet.labels,
     validationSet.groups,
@@ -124,7 +126,7 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
   if (candidate === undefined) throw new TrainingDataError(`pipeline ${pipeline.name} ranks no candidates`);
   await initializeComponents([stage], { log: { info: () => undefined, warn: () => undefined } });
   const servingScores = await scoreLogged(stage, pipeline.name, candidate, validation);
-  const serving = meanNdcg(servingScores, validationSet.labels, validationSet.groups, k);
+  const serving = ndcgAt(servingScores, validationSet.labels, validationSet.groups, k);
   const count = (groups: TrainingRow[][]) => ({
     requests: groups.length,
     rows: groups.reduce((n, g) => n + g.length, 0),
@@ -146,6 +148,7 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
       },
       k,
       ndcg: { trained, serving, servingModel: `${stage.name}@${stage.version ?? '-'}` },
+      trees: model.bestIteration + 1,
       featureImportance: model.featureImportance(),
     },
   };

@@ -103,36 +103,3 @@ export function splitByTime<T>(requests: readonly T[], share: number): { train: 
   const cut = requests.length - validation;
   return { train: requests.slice(0, cut), validation: requests.slice(cut) };
 }
-
-/**
- * NDCG@k over groups (the mean over groups with a label above 0): each group's rows ranked by
- * `scores`, ties in row order; gain 2^label − 1, discount log2(position + 2).
- */
-export function meanNdcg(
-  scores: ArrayLike<number>,
-  labels: ArrayLike<number>,
-  groups: ArrayLike<number>,
-  k: number,
-): number {
-  let sum = 0;
-  let counted = 0;
-  let start = 0;
-  for (let g = 0; g < groups.length; g++) {
-    const size = groups[g] as number;
-    const rows = Array.from({ length: size }, (_, i) => start + i);
-    const gain = (row: number) => 2 ** (labels[row] as number) - 1;
-    const dcg = (order: number[]) =>
-      order.slice(0, k).reduce((total, row, i) => total + gain(row) / Math.log2(i + 2), 0);
-    const ideal = dcg([...rows].sort((a, b) => (labels[b] as number) - (labels[a] as number)));
-    if (ideal > 0) {
-      const score = (row: number) => {
-        const s = scores[row] as number;
-        return Number.isFinite(s) ? s : Number.NEGATIVE_INFINITY;
-      };
-      sum += dcg([...rows].sort((a, b) => score(b) - score(a) || a - b)) / ideal;
-      counted += 1;
-    }
-    start += size;
-  }
-  return counted === 0 ? 0 : sum / counted;
-}

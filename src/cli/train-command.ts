@@ -3,7 +3,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import type { RankerTrainer, TrainRankerResult } from '../app/train-ranker.js';
+import type { TrainRankerResult } from '../app/train-ranker.js';
 import { TrainingDataError } from '../app/training-data.js';
 import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
@@ -12,6 +12,7 @@ import { fileEvents, streamEvents, type TimedEvent } from '../events/export/even
 import { parseDuration, parseTime } from '../events/export/time-range.js';
 import { TrainingJoin, type TrainingRow } from '../events/export/training-join.js';
 import { RedisKeys } from '../redis/keys.js';
+import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { gradesOption } from './events-export.js';
 import { loadApp, resolveAppPath } from './load-app.js';
@@ -34,6 +35,14 @@ export interface TrainCommandOptions {
   force?: boolean;
   /** False with `--no-progress`. */
   progress: boolean;
+  trees?: string;
+  learningRate?: string;
+  maxDepth?: string;
+  maxLeaves?: string;
+  minDataInLeaf?: string;
+  l2?: string;
+  featureFraction?: string;
+  earlyStopping?: string;
 }
 
 /** Where `rankd train` reports, and the trainer it uses. */
@@ -42,8 +51,6 @@ export interface TrainOutput {
   warn: Log;
   /** @defaultValue `process.stderr` */
   progress?: { write(text: string): unknown; isTTY?: boolean };
-  /** @defaultValue rankd's LambdaMART trainer */
-  trainer?: RankerTrainer;
 }
 
 /** What `rankd train` did. */
@@ -151,19 +158,22 @@ async function joinedRows(
 /** A bar redrawn on a terminal, a line per tenth otherwise; on standard error. */
 function progressOf(stream: NonNullable<TrainOutput['progress']>, enabled: boolean) {
   let lastTenth = -1;
-  return (done: number, total: number) => {
+  return ({ tree: done, trees: total, validNdcg }: TrainProgress) => {
     if (!enabled || total <= 0) return;
+    const ndcg = validNdcg === undefined ? '' : `, validation NDCG ${validNdcg.toFixed(4)}`;
     const share = Math.min(1, done / total);
     if (stream.isTTY) {
       const width = 30;
       const filled = Math.round(share * width);
-      stream.write(`\rtraining [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} trees`);
+      stream.write(
+        `\rtraining [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${total} trees${ndcg}`,
+      );
       if (done >= total) stream.write('\n');
     } else {
       const tenth = Math.floor(share * 10);
       if (tenth > lastTenth) {
         lastTenth = tenth;
-        stream.write(`training: ${done}/${total} trees\n`);
+        stream.write(`training: ${done}/${total} trees${ndcg}\n`);
       }
     }
   };
@@ -175,6 +185,28 @@ async function writeWhole(path: string, text: string): Promise<void> {
   const partial = `${path}.${process.pid}.partial`;
   await writeFile(partial, text);
   await rename(partial, path);
+}
+
+/** The trainer's options from the command line; what is not given keeps the trainer's default. */
+function trainingOptions(options: TrainCommandOptions): TrainOptions {
+  const number = (name: string, text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const value = Number(text);
+    if (!Number.isFinite(value))
+      throw new CliError(`--${name} ${JSON.stringify(text)}: expected a number`, ErrorCode.CLI_USAGE);
+    return value;
+  };
+  const picked: Record<string, number | undefined> = {
+    trees: number('trees', options.trees),
+    learningRate: number('learning-rate', options.learningRate),
+    maxDepth: number('max-depth', options.maxDepth),
+    maxLeaves: number('max-leaves', options.maxLeaves),
+    minDataInLeaf: number('min-data-in-leaf', options.minDataInLeaf),
+    lambdaL2: number('l2', options.l2),
+    featureFraction: number('feature-fraction', options.featureFraction),
+    earlyStoppingRounds: number('early-stopping', options.earlyStopping),
+  };
+  return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as TrainOptions;
 }
 
 /** `rankd train`: see {@link HELP}. */
@@ -191,7 +223,6 @@ export async function runTrain(
     );
   const app = await loadApp(resolveAppPath(options.app, cwd));
   const { trainRanker } = await import('../app/train-ranker.js');
-  const trainer = output.trainer ?? (await import('./lambdamart-trainer.js')).lambdaMartTrainer;
   const { rows, what } =
     options.from === undefined
       ? await joinedRows(options, cwd)
@@ -203,7 +234,7 @@ export async function runTrain(
       pipeline: options.pipeline,
       rows,
       source: what,
-      trainer,
+      training: trainingOptions(options),
       validationShare: share,
       onProgress: progressOf(output.progress ?? process.stderr, options.progress),
     });
@@ -221,8 +252,7 @@ export async function runTrain(
       ErrorCode.CLI_USAGE,
     );
   const reportFile = modelFile.replace(/(\.json)?$/, '.report.json');
-  const modelJson = result.model.toXGBoostJson();
-  const modelText = typeof modelJson === 'string' ? modelJson : JSON.stringify(modelJson);
+  const modelText = result.model.toXGBoostJsonText();
   await writeWhole(modelFile, modelText);
   await writeWhole(reportFile, `${JSON.stringify(report, null, 2)}\n`);
   const { trained, serving, servingModel } = report.ndcg;
@@ -269,6 +299,14 @@ export function registerTrainCommand(program: Command, output: { log: Log; warn:
     .option('--validation <share>', 'share of the latest requests held out for validation', '0.2')
     .option('--promote', "install the model as the GBDT stage's file if it beats the serving model")
     .option('--force', 'with --promote: install it even when it does not')
+    .option('--trees <n>', 'the most trees (default 300; early stopping on validation NDCG)')
+    .option('--learning-rate <x>', 'shrinkage of each tree (default 0.1)')
+    .option('--max-depth <n>', 'deepest leaf (default 6)')
+    .option('--max-leaves <n>', 'most leaves per tree (default 2^max-depth)')
+    .option('--min-data-in-leaf <n>', 'fewest rows in a leaf (default 20)')
+    .option('--l2 <x>', 'L2 regularisation of leaf values (default 1)')
+    .option('--feature-fraction <x>', 'share of features each tree may use (default 1)')
+    .option('--early-stopping <n>', 'trees without validation gain before stopping; 0: off (default 20)')
     .option('--no-progress', 'no progress bar or lines')
     .addHelpText('after', HELP)
     .action(async (options: TrainCommandOptions) => {
