@@ -91,6 +91,24 @@ async function readRows(path: string): Promise<TrainingRow[]> {
   return rows;
 }
 
+/**
+ * Exported rows labelled again with `--grades`, from their `clicked`, `added_to_cart` and
+ * `purchased` flags (the feedback types an export keeps); as they are without it.
+ */
+function relabel(rows: TrainingRow[], grades: string | undefined): TrainingRow[] {
+  if (grades === undefined) return rows;
+  const grade = gradesOption(grades);
+  return rows.map((row) => ({
+    ...row,
+    label: Math.max(
+      0,
+      row.clicked ? (grade.click ?? 0) : 0,
+      row.added_to_cart ? (grade.add_to_cart ?? 0) : 0,
+      row.purchased ? (grade.purchase ?? 0) : 0,
+    ),
+  }));
+}
+
 function timeOption(name: string, text: string, now: number): number {
   const ms = parseTime(text, now);
   if (ms === undefined)
@@ -226,7 +244,7 @@ export async function runTrain(
   const { rows, what } =
     options.from === undefined
       ? await joinedRows(options, cwd)
-      : { rows: await readRows(resolve(cwd, options.from)), what: options.from };
+      : { rows: relabel(await readRows(resolve(cwd, options.from)), options.grades), what: options.from };
   let result: TrainRankerResult;
   try {
     result = await trainRanker({
