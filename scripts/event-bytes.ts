@@ -27,7 +27,11 @@ const CASES = [
   },
   {
     name: 'IMPRESSION,MODEL only',
-    env: { EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURE_SAMPLE_RATE: '0', EVENTS_SHOWN_FEATURES: 'false' },
+    env: {
+      EVENTS_KINDS: 'IMPRESSION,MODEL',
+      EVENTS_FEATURE_SAMPLE_RATE: '0',
+      EVENTS_SHOWN_FEATURES: 'false',
+    },
   },
 ];
 
