@@ -6,6 +6,7 @@ import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
+import { ValidationError } from '../errors/index.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
 import type { EntitySlot } from './hydrate.js';
@@ -65,6 +66,12 @@ export function defineSingleEntityPipeline<E extends EntityType>(
   const requestSchema = Type.Object(
     {
       request_id: Type.String({ minLength: 1, maxLength: 1024 }),
+      explain: Type.Optional(
+        Type.Boolean({
+          description:
+            'Single-entity pipelines do not explain (their answer is the app’s own shape): `true` is refused with 422',
+        }),
+      ),
       [field]: requestEntitySchema(options.entity),
       ...extra,
       ...(options.fields ?? {}),
@@ -94,7 +101,14 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     experiments: options.experiments ?? [],
     onUnreachableShard: options.onUnreachableShard,
     unreachableShardDefault: 'fail',
-    validate() {},
+    validate(request) {
+      if (request.explain === true)
+        throw ValidationError.at(
+          ['body', 'explain'],
+          `${options.name} is a single-entity pipeline, which cannot explain its answer: explanations are for ranking pipelines`,
+          'value_error.explain_not_supported',
+        );
+    },
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;
       // Before scoring, as the ranking pipeline does: a hot reload cannot slip in and mislabel the event.
