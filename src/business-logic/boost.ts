@@ -54,9 +54,13 @@ export function boost<E extends EntityType = EntityType>(options: BoostOptions<E
           }
         }
         if (best === undefined) return candidate;
-        const result = { ...candidate, score: mode === 'add' ? candidate.score + best : candidate.score * best };
+        const result = {
+          ...candidate,
+          score: mode === 'add' ? candidate.score + best : candidate.score * best,
+        };
         if (trace !== undefined) {
-          const amount = mode === 'add' ? `${best < 0 ? '−' : '+'}${figure(Math.abs(best))}` : `×${figure(best)}`;
+          const amount =
+            mode === 'add' ? `${best < 0 ? '−' : '+'}${figure(Math.abs(best))}` : `×${figure(best)}`;
           trace.note(result, 'boost', `boost ${amount} (${label} = ${bestKey})`);
         }
         return result;

@@ -11,7 +11,8 @@ export const OverridesSchema = Type.Object(
   {
     variants: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
-        description: 'Experiment id → variant name: the request is assigned these variants instead of its own',
+        description:
+          'Experiment id → variant name: the request is assigned these variants instead of its own',
       }),
     ),
     skip_business_logic: Type.Optional(
@@ -104,9 +105,41 @@ export const CandidateExplanationSchema = Type.Object(
       { title: 'ModelExplanation' },
     ),
     business_logic: Type.Array(StepEntrySchema),
-    model_position: Type.Integer({ description: 'Position (from 1) by model score alone, before business logic' }),
+    model_position: Type.Integer({
+      description: 'Position (from 1) by model score alone, before business logic',
+    }),
   },
-  { title: 'CandidateExplanation' },
+  {
+    title: 'CandidateExplanation',
+    examples: [
+      {
+        model: {
+          name: 'RankingModel',
+          score: 5.9,
+          margin: 5.9,
+          bias: 0,
+          available: true,
+          contributions: { 'text_match:title': 5, 'product_stats:popularity': 0.9 },
+          inputs: {
+            'text_match:title': { value: 1, source: 'realtime' },
+            'product_stats:popularity': { value: 1.8, source: 'stored' },
+          },
+        },
+        business_logic: [
+          {
+            step: 'FeaturedBrand',
+            action: 'boost',
+            description: 'boost +0.3 (brand = Ember & Wick)',
+            score_before: 5.9,
+            score_after: 6.2,
+            position_before: 2,
+            position_after: 1,
+          },
+        ],
+        model_position: 2,
+      },
+    ],
+  },
 );
 
 /** The response's explanation (with `explain: true`). */
@@ -119,10 +152,9 @@ export const RequestExplanationSchema = Type.Object(
     stage_ms: Type.Record(Type.String(), Type.Number(), {
       description: 'Milliseconds per stage (hydrate and features overlap: both start with the request)',
     }),
-    dropped: Type.Array(
-      Type.Object({ id: Type.String(), step: Type.String(), reason: Type.String() }),
-      { description: 'Candidates a business-logic step removed (filter, dedupe), with the reason' },
-    ),
+    dropped: Type.Array(Type.Object({ id: Type.String(), step: Type.String(), reason: Type.String() }), {
+      description: 'Candidates a business-logic step removed (filter, dedupe), with the reason',
+    }),
   },
   { title: 'RequestExplanation' },
 );

@@ -16,7 +16,12 @@ export function overridesOf(request: Record<string, unknown>): Overrides | undef
   return request.overrides as Overrides | undefined;
 }
 
-function unknownName(field: readonly (string | number)[], what: string, name: string, allowed: Iterable<string>) {
+function unknownName(
+  field: readonly (string | number)[],
+  what: string,
+  name: string,
+  allowed: Iterable<string>,
+) {
   const names = [...allowed];
   const list = names.length === 0 ? 'there are none' : `allowed: ${names.join(', ')}`;
   return ValidationError.at(
@@ -48,21 +53,33 @@ export function checkPipelineOverrides(
   const stepNames = steps.map((step) => step.name);
   for (const [i, name] of (overrides.skip_business_logic ?? []).entries())
     if (!stepNames.includes(name))
-      throw unknownName(['skip_business_logic', i], 'a business-logic step of this pipeline', name, stepNames);
+      throw unknownName(
+        ['skip_business_logic', i],
+        'a business-logic step of this pipeline',
+        name,
+        stepNames,
+      );
   if (overrides.model !== undefined && !models.has(overrides.model))
     throw unknownName(['model'], 'a model of this pipeline', overrides.model, models.keys());
 }
 
 /** Throws a 422 naming the allowed values when `overrides.variants` names an unknown experiment or variant. */
-export function checkVariantOverrides(overrides: Overrides | undefined, scope: ExperimentScope | undefined): void {
+export function checkVariantOverrides(
+  overrides: Overrides | undefined,
+  scope: ExperimentScope | undefined,
+): void {
   const forced = overrides?.variants;
   if (forced === undefined) return;
   for (const [id, variant] of Object.entries(forced)) {
     const experiment = scope?.experiments.get(id);
     if (experiment === undefined)
-      throw unknownName(['variants', id], 'an experiment of this pipeline', id, scope?.experiments.keys() ?? []);
+      throw unknownName(
+        ['variants', id],
+        'an experiment of this pipeline',
+        id,
+        scope?.experiments.keys() ?? [],
+      );
     const names = experiment.variants.map((v) => v.name);
-    if (!names.includes(variant))
-      throw unknownName(['variants', id], `a variant of ${id}`, variant, names);
+    if (!names.includes(variant)) throw unknownName(['variants', id], `a variant of ${id}`, variant, names);
   }
 }

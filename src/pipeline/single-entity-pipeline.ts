@@ -1,12 +1,12 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import { ValidationError } from '../errors/index.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
 import type { RankdRequest, RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
-import { ValidationError } from '../errors/index.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
 import type { EntitySlot } from './hydrate.js';

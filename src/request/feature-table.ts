@@ -150,7 +150,8 @@ export class FeatureTable {
   sourceOf(identifier: Identifier, name: string): FeatureSource {
     const resolved = this.#resolve(name);
     let row: Row | undefined;
-    if (identifier.type === resolved.soleType) row = resolved.group.rows?.get(identifier.id) as Row | undefined;
+    if (identifier.type === resolved.soleType)
+      row = resolved.group.rows?.get(identifier.id) as Row | undefined;
     else if (identifier.type === resolved.pairFirstType) row = this.#soleRowOf(resolved, identifier);
     else row = this.#rowFor(resolved, [identifier]);
     const value = row === undefined ? undefined : valueIn(resolved, row);
