@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { type TestApp, testApp } from '../src/testing/index.js';
+// The template imports the built package (`rankd`), so it is served by the built package too (run `npm run build` first).
+import { type TestApp, testApp } from 'rankd/testing';
 import template from '../template/pipelines/main.js';
 
 const DOC = new URL('../docs/explain.md', import.meta.url);
