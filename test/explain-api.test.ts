@@ -38,6 +38,7 @@ import {
   Type,
 } from '../src/index.js';
 import { CandidateExplanationSchema } from '../src/pipeline/explain-schema.js';
+import { PIPELINE_STAGES } from '../src/request/stage-timing.js';
 import { nullable } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';
@@ -278,15 +279,8 @@ describe('model explanations over HTTP', () => {
     assert.deepEqual(body.explanation.variants, {});
     assert.equal(body.explanation.overrides_applied, null);
     assert.deepEqual(body.explanation.dropped, []);
-    for (const stage of [
-      'hydrate',
-      'features',
-      'realtime_features',
-      'model',
-      'business_logic',
-      'paginate',
-      'explain',
-    ])
+    assert.deepEqual(Object.keys(body.explanation.stage_ms), [...PIPELINE_STAGES, 'explain']);
+    for (const stage of [...PIPELINE_STAGES, 'explain'])
       assert.equal(typeof body.explanation.stage_ms[stage], 'number', stage);
   });
 
