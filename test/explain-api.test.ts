@@ -561,6 +561,31 @@ describe('explain off, and pipelines that cannot explain', () => {
   });
 });
 
+describe('fast paths', () => {
+  test('on and off: the same explained answers and the same refusals', async () => {
+    const plainServer = await testServer(redis, { app, env: { FAST_PATHS: 'false' } });
+    try {
+      const timeless = (body: Body) => ({ ...body, explanation: { ...body.explanation, stage_ms: {} } });
+      const payloads: unknown[] = [
+        { request_id: 'f', candidates: LOGIC_CANDIDATES, explain: true },
+        { request_id: 'f', candidates: LOGIC_CANDIDATES, explain: true, overrides: { model: 'by_b' } },
+        '{"request_id":"f","candidates":[{"thing_id":"t1"}],"explain":true,"overrides":{"variants":{"__proto__":"x"}}}',
+        { request_id: 'f', candidates: [{ thing_id: 't1' }], overrides: { variants: { ranker: 'bold' } } },
+      ];
+      for (const payload of payloads) {
+        const [fast, plain] = await Promise.all(
+          [server, plainServer].map((s) => postJson(s, '/api/v1/logic', payload)),
+        );
+        assert.equal(fast?.status, plain?.status, JSON.stringify(payload));
+        if (fast?.status === 200) assert.deepEqual(timeless(fast.body), timeless(plain?.body));
+        else assert.deepEqual(fast?.body, plain?.body);
+      }
+    } finally {
+      await plainServer.close();
+    }
+  });
+});
+
 describe('the OpenAPI document', () => {
   test('documents explain, overrides and the explanations, with an example that fits its schema', async () => {
     const doc = (await server.inject({ method: 'GET', url: '/openapi.json' })).json();
