@@ -19,6 +19,7 @@ import {
   chainModels,
   dedupe,
   defineApp,
+  defineBusinessLogic,
   defineEntity,
   defineExperiment,
   defineFeatureView,
@@ -188,6 +189,26 @@ before(async () => {
           boost({ name: 'brand_boost', by: 'brand', values: { acme: 1.5 }, mode: 'multiply' }),
           pin({ name: 'promoted', positions: { t9: 0 } }),
           diversity({ name: 'two_per_brand', by: 'brand', maxPerValue: 2 }),
+        ],
+      }),
+      defineRankingPipeline({
+        name: 'custom',
+        path: '/custom',
+        candidate: Thing,
+        realtimeFeatures: [X],
+        model: ByA,
+        businessLogic: [
+          defineBusinessLogic({
+            name: 'halve_globex',
+            entity: Thing,
+            apply: (things) =>
+              things.map((t) => (t.entity.brand === 'globex' ? { ...t, score: t.score / 2 } : t)),
+          }),
+          defineBusinessLogic({
+            name: 'no_umbrella',
+            entity: Thing,
+            apply: (things) => things.filter((t) => t.entity.brand !== 'umbrella'),
+          }),
         ],
       }),
       defineSingleEntityPipeline({
@@ -426,6 +447,24 @@ describe('business-logic traces', () => {
       assert.equal(entries.at(-1).score_after, c.ranked_score);
       assert.equal(entries.at(-1).position_after, body.ranked_candidates.indexOf(c) + 1);
     }
+  });
+  test('custom steps without describe: scores and positions before and after, dropped by name', async () => {
+    const body = await rank('custom', { candidates: LOGIC_CANDIDATES, explain: true });
+    const t4 = entryOf(byId(body).get('t4'), 'halve_globex');
+    assert.deepEqual(t4, {
+      step: 'halve_globex',
+      action: 'custom',
+      description: 'score 7 → 3.5',
+      score_before: 7,
+      score_after: 3.5,
+      position_before: 4,
+      // 10, 9, 8, 6, 4, then t4's 3.5.
+      position_after: 6,
+    });
+    assert.equal(entryOf(byId(body).get('t5'), 'halve_globex').description, 'moved up by other candidates');
+    assert.deepEqual(body.explanation.dropped, [
+      { id: 't10', step: 'no_umbrella', reason: 'removed by no_umbrella' },
+    ]);
   });
 });
 
