@@ -91,7 +91,9 @@ export async function assignExperiments(
       const unitId = byUser ? user[0] : requestId;
       const unitType = byUser ? 'user' : 'request';
       let outcome: Outcome;
-      const chosen = forced?.[experiment.id];
+      // Own keys only: an experiment id such as `constructor` must not find Object's.
+      const chosen =
+        forced !== undefined && Object.hasOwn(forced, experiment.id) ? forced[experiment.id] : undefined;
       const override = chosen === undefined ? undefined : experiment.variants.find((v) => v.name === chosen);
       if (override !== undefined) {
         outcome = { variant: override, metadata: { provider: 'override' } };
