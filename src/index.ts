@@ -19,6 +19,9 @@ export {
   type BusinessLogicStep,
   defineBusinessLogic,
   type ScoredCandidate,
+  type StepChange,
+  type StepNote,
+  type StepTrace,
 } from './business-logic/define-business-logic.js';
 export {
   type BoostOptions,
@@ -71,9 +74,9 @@ export {
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { DEGRADED_HEADER } from './http/degraded.js';
-export { defineModel, type Model, type Scores } from './models/define-model.js';
+export { defineModel, type Model, type ModelOptions, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
-export type { Explanation, StageExplanation } from './models/explain/explanation.js';
+export type { Explanation, ModelContributions, StageExplanation } from './models/explain/explanation.js';
 export { featureColumns, featureMatrix } from './models/feature-matrix.js';
 export type { FileModel, FileModelOptions, ReloadResult } from './models/file-model.js';
 export { type GbdtModelOptions, gbdtModel } from './models/gbdt-model.js';

@@ -515,7 +515,9 @@ describe('documentation', () => {
       doc.paths['/api/v1/ranking'].post.responses['200'].content['application/json'].schema,
     );
     const item = resolve(resolve(response.properties.ranked_candidates).items);
-    assert.deepEqual(Object.keys(item.properties).sort(), ['candidate_id', 'ranked_score']);
+    // `explanation` only with `"explain": true` (test/explain-api.test.ts).
+    assert.deepEqual(Object.keys(item.properties).sort(), ['candidate_id', 'explanation', 'ranked_score']);
+    assert.deepEqual(item.required, ['candidate_id', 'ranked_score']);
   });
 
   test('the /redoc page loads /openapi.json', async () => {

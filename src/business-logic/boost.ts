@@ -1,7 +1,7 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
-import { type KeyBy, keyReader, type StepKey } from './keys.js';
+import { figure, type KeyBy, keyLabel, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
 /** How {@link boost} is configured. */
@@ -39,17 +39,31 @@ export function boost<E extends EntityType = EntityType>(options: BoostOptions<E
     values.set(String(key), value);
   }
   const keysOf = keyReader(options.by);
+  const label = keyLabel(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'boost'),
-    apply(candidates) {
+    apply(candidates, _request, trace) {
       const boosted = candidates.map((candidate) => {
         let best: number | undefined;
+        let bestKey = '';
         for (const key of keysOf(candidate)) {
           const value = values.get(key);
-          if (value !== undefined && (best === undefined || value > best)) best = value;
+          if (value !== undefined && (best === undefined || value > best)) {
+            best = value;
+            bestKey = key;
+          }
         }
         if (best === undefined) return candidate;
-        return { ...candidate, score: mode === 'add' ? candidate.score + best : candidate.score * best };
+        const result = {
+          ...candidate,
+          score: mode === 'add' ? candidate.score + best : candidate.score * best,
+        };
+        if (trace !== undefined) {
+          const amount =
+            mode === 'add' ? `${best < 0 ? '−' : '+'}${figure(Math.abs(best))}` : `×${figure(best)}`;
+          trace.note(result, 'boost', `boost ${amount} (${label} = ${bestKey})`);
+        }
+        return result;
       });
       return sortedByScore(boosted);
     },

@@ -1,6 +1,6 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
-import { type KeyBy, keyReader } from './keys.js';
+import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
 /** How {@link dedupe} is configured. */
@@ -25,13 +25,22 @@ export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'dedupe'),
-    apply(candidates) {
-      const seen = new Set<string>();
+    apply(candidates, _request, trace) {
+      // The id of the candidate kept for each key: the one a dropped candidate duplicates.
+      const seen = new Map<string, string>();
       // Sorted again so 'the highest-scored' holds even for a caller that did not sort.
       return sortedByScore(candidates).filter((candidate) => {
         const keys = keysOf(candidate);
-        if (keys.some((key) => seen.has(key))) return false;
-        for (const key of keys) seen.add(key);
+        const taken = keys.find((key) => seen.has(key));
+        if (taken !== undefined) {
+          trace?.note(
+            candidate,
+            'dedupe',
+            `duplicate of ${seen.get(taken)} (${keyLabel(options.by)} = ${taken})`,
+          );
+          return false;
+        }
+        for (const key of keys) seen.set(key, candidate.id);
         return true;
       });
     },

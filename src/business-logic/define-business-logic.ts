@@ -13,6 +13,34 @@ export interface ScoredCandidate<E extends EntityType = EntityType> {
   score: number;
 }
 
+/** What a step did to one candidate, as an explanation says it: `boost`, "boost ×1.2 (brand = Acme)". */
+export interface StepNote {
+  /** One word: `boost`, `pin`, `filter`, `demote`, `dedupe`, `diversity`, `custom`, ... */
+  readonly action: string;
+  /** In words and figures: "pinned to position 1", "demoted: out of stock". */
+  readonly description: string;
+}
+
+/**
+ * Given to a step's `apply` only when the request asked for an explanation (else undefined, so
+ * steps pay nothing): the step says what it did to a candidate, or why it dropped it.
+ */
+export interface StepTrace {
+  note(candidate: ScoredCandidate, action: string, description: string): void;
+}
+
+/** One candidate before and after a step, as a custom step's `describe` is told it. Positions count from 1. */
+export interface StepChange<E extends EntityType = EntityType> {
+  readonly entity: EntityOf<E>;
+  readonly id: string;
+  readonly score_before: number;
+  /** Null when the step dropped the candidate. */
+  readonly score_after: number | null;
+  readonly position_before: number;
+  /** Null when the step dropped the candidate. */
+  readonly position_after: number | null;
+}
+
 /**
  * A business-logic step: gets the candidates sorted by descending score, returns them with
  * changed scores (or fewer of them); the pipeline re-sorts after every step.
@@ -21,7 +49,19 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
   apply(
     candidates: Array<ScoredCandidate<E>>,
     request: RankdRequest,
+    trace?: StepTrace,
   ): MaybePromise<Array<ScoredCandidate<E>>>;
+  /**
+   * Optional: says in words what the step did to a candidate whose score or position it changed
+   * (or that it dropped), for explanations; called only when one is asked for. Without it (and
+   * without a note through `trace`), an explanation gives the scores and positions before and after.
+   *
+   * @example
+   * ```ts
+   * describe: (c) => (c.score_after! < c.score_before ? 'demoted: out of stock' : undefined)
+   * ```
+   */
+  describe?(change: StepChange<E>, request: RankdRequest): string | StepNote | undefined;
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   type ScoredCandidate,
 } from './define-business-logic.js';
 import { fitScores, longestNonIncreasing } from './fit-scores.js';
-import { type KeyBy, keyReader } from './keys.js';
+import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { pageLayout } from './page-layout.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
@@ -48,7 +48,7 @@ export function diversity<E extends EntityType = EntityType>(
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'diversity'),
-    apply(candidates, request) {
+    apply(candidates, request, trace) {
       const sorted = sortedByScore(candidates);
       const { size, offset } = pageLayout(request);
       const keys = sorted.map((candidate) => keysOf(candidate));
@@ -65,6 +65,18 @@ export function diversity<E extends EntityType = EntityType>(
         order.push(index);
       }
       const ordered = order.map((index) => sorted[index] as ScoredCandidate<E>);
+      if (trace !== undefined) {
+        const label = keyLabel(options.by);
+        order.forEach((index, position) => {
+          if (position <= index) return;
+          const values = (keys[index] ?? []).join(', ');
+          trace.note(
+            sorted[index] as ScoredCandidate<E>,
+            'diversity',
+            `moved down ${position - index}: at most ${cap} per ${label} on a page (${label} = ${values})`,
+          );
+        });
+      }
       // As many candidates as possible keep their scores: those of a longest non-increasing run.
       const kept = longestNonIncreasing(ordered.map((candidate) => candidate.score));
       return fitScores(ordered, (i) => kept[i] === true);

@@ -7,6 +7,8 @@ import { componentOf, type StepOptions } from './step-options.js';
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** True for the candidates to keep. */
   keep: (entity: EntityOf<E>, score: number, request: RankdRequest) => boolean;
+  /** Why a candidate is dropped, as explanations say it: "sold out". @defaultValue `filtered out by <name>` */
+  reason?: string;
 }
 
 /**
@@ -19,9 +21,15 @@ export interface FilterOptions<E extends EntityType = EntityType> extends StepOp
  * ```
  */
 export function filter<E extends EntityType = EntityType>(options: FilterOptions<E>): BusinessLogicStep<E> {
+  const component = componentOf(options, 'filter');
+  const reason = options.reason ?? `filtered out by ${component.name}`;
   return defineBusinessLogic<E>({
-    ...componentOf(options, 'filter'),
-    apply: (candidates, request) =>
-      candidates.filter((candidate) => options.keep(candidate.entity, candidate.score, request)),
+    ...component,
+    apply: (candidates, request, trace) =>
+      candidates.filter((candidate) => {
+        if (options.keep(candidate.entity, candidate.score, request)) return true;
+        trace?.note(candidate, 'filter', reason);
+        return false;
+      }),
   });
 }

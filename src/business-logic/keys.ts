@@ -42,3 +42,13 @@ export function keyReader<E extends EntityType>(by: KeyBy<E>): (candidate: Score
   if (by === 'id') return (candidate) => keysOfValue(candidate.id);
   return (candidate) => keysOfValue(candidate.entity[by]);
 }
+
+/** How an explanation names what a step keys on: the attribute, `id`, or `key` for a function. */
+export function keyLabel<E extends EntityType>(by: KeyBy<E>): string {
+  return typeof by === 'function' ? 'key' : by;
+}
+
+/** A number as an explanation shows it: up to 6 significant digits, no exponent for ordinary sizes. */
+export function figure(value: number): string {
+  return String(Number(value.toPrecision(6)));
+}

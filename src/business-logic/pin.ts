@@ -100,7 +100,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
   const allowDown = options.allowDownRanking ?? false;
   return defineBusinessLogic<E>({
     ...component,
-    async apply(input, request) {
+    async apply(input, request, trace) {
       const pins =
         fixed ??
         entriesOf(
@@ -122,6 +122,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
         const index = pinnedAt.get(slot);
         const candidate = index === undefined ? free[nextFree++] : candidates[index];
         if (candidate) ordered.push(candidate);
+        if (candidate && index !== undefined) trace?.note(candidate, 'pin', `pinned to position ${slot + 1}`);
       }
       // Every slot is filled, so slot numbers are indexes of `ordered`.
       return fitScores(ordered, (slot) => !pinnedAt.has(slot));

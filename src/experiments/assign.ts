@@ -72,11 +72,14 @@ async function fromProvider(
 /**
  * Assigns the request to every experiment in scope (after hydration, so the user entity is
  * known) and logs one EXPERIMENTATION event per experiment. Done up front, not on first read, so
- * that `getExperimentVariant` is synchronous and an asynchronous provider still works.
+ * that `getExperimentVariant` is synchronous and an asynchronous provider still works. `forced`
+ * (a request's `overrides.variants`, names already checked) assigns those experiments its variant,
+ * logged with provider `override`.
  */
 export async function assignExperiments(
   context: RequestContext,
   scope: ExperimentScope | undefined,
+  forced?: Readonly<Record<string, string>>,
 ): Promise<void> {
   if (scope === undefined || scope.experiments.size === 0) return;
   const requestId = String(context.request.request_id ?? '');
@@ -88,7 +91,13 @@ export async function assignExperiments(
       const unitId = byUser ? user[0] : requestId;
       const unitType = byUser ? 'user' : 'request';
       let outcome: Outcome;
-      if (scope.provider) {
+      // Own keys only: an experiment id such as `constructor` must not find Object's.
+      const chosen =
+        forced !== undefined && Object.hasOwn(forced, experiment.id) ? forced[experiment.id] : undefined;
+      const override = chosen === undefined ? undefined : experiment.variants.find((v) => v.name === chosen);
+      if (override !== undefined) {
+        outcome = { variant: override, metadata: { provider: 'override' } };
+      } else if (scope.provider) {
         const attributes: AssignmentAttributes = {
           unit_type: unitType,
           request_id: requestId,

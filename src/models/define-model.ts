@@ -1,7 +1,8 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Component } from '../request/component.js';
-import type { Explanation } from './explain/explanation.js';
+import { contributedRows, type Explanation, type ModelContributions } from './explain/explanation.js';
+import { featureMatrix } from './feature-matrix.js';
 import type { Scores } from './scores.js';
 
 type MaybePromise<T> = T | Promise<T>;
@@ -21,6 +22,21 @@ export interface Model<E extends EntityType = EntityType> extends Component {
   explain?(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }
 
+/** What {@link defineModel} takes: a model, and optionally its exact contributions. */
+export interface ModelOptions<E extends EntityType> extends Model<E> {
+  /** Only types `score`'s entities. */
+  entity?: E;
+  /**
+   * Optional, for explanations: per entity, the score's bias and each feature's contribution, so
+   * that `bias + Σ contributions` is the score. Called only when an explanation is asked for;
+   * without it (and without `explain`), explanations give the model's inputs only.
+   */
+  contributions?(
+    entities: ReadonlyArray<EntityOf<E>>,
+    request: RankdRequest,
+  ): MaybePromise<readonly ModelContributions[]>;
+}
+
 /**
  * Declares a model.
  *
@@ -32,6 +48,16 @@ export interface Model<E extends EntityType = EntityType> extends Component {
  * });
  * ```
  */
-export function defineModel<E extends EntityType>(options: Model<E> & { entity?: E }): Model<E> {
-  return options;
+export function defineModel<E extends EntityType>(options: ModelOptions<E>): Model<E> {
+  const contributions = options.contributions;
+  if (contributions === undefined || options.explain !== undefined) return options;
+  const features = options.features ?? [];
+  return {
+    ...options,
+    async explain(entities, request) {
+      const scores = await options.score(entities, request);
+      const rows = await contributions(entities, request);
+      return contributedRows(features, featureMatrix(entities, features), rows, scores);
+    },
+  };
 }

@@ -7,8 +7,12 @@ import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
+import { BusinessLogicTrace } from './business-logic-trace.js';
 import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
+import { explainedResponse } from './explain-response.js';
+import { ExplainRequestFields } from './explain-schema.js';
 import type { EntitySlot } from './hydrate.js';
+import { checkPipelineOverrides, overridesOf, swappableModels } from './overrides.js';
 import { type Pagination, pageSlice } from './pagination.js';
 import {
   applyBusinessLogic,
@@ -109,6 +113,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       include_events: Type.Optional(
         Type.Boolean({ default: false, description: 'Return the events of the request' }),
       ),
+      ...ExplainRequestFields,
       query: Type.Optional(requestEntitySchema(QueryEntity)),
       candidates: Type.Array(requestEntitySchema(options.candidate), {
         maxItems: maxCandidates,
@@ -119,9 +124,13 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     { title: `${options.name}Request`, additionalProperties: false },
   );
+  const model = options.model;
+  const steps = options.businessLogic ?? [];
+  const models = swappableModels(model);
   const validate = (request: Record<string, unknown>) => {
     const ranking = request as RankingRequest;
     pageSlice(ranking.candidates.length, paginationOf(ranking));
+    checkPipelineOverrides(overridesOf(request), steps as readonly BusinessLogicStep[], models);
   };
   addRequestExample(
     options.name,
@@ -133,8 +142,6 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     validate,
   );
-  const model = options.model;
-  const steps = options.businessLogic ?? [];
   const idField = options.candidate.idField;
   const entityType = options.candidate.name;
 
@@ -161,13 +168,18 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
       const pagination = paginationOf(request);
+      const overrides = overridesOf(request);
+      const scoring = overrides?.model === undefined ? model : (models.get(overrides.model) as Model<E>);
+      const skipped = overrides?.skip_business_logic;
+      const active = skipped === undefined ? steps : steps.filter((step) => !skipped.includes(step.name));
+      const trace = request.explain === true ? new BusinessLogicTrace() : undefined;
       // An experiment's model names the variant's model, so events say which one scored.
-      const used = selectedModel(model);
+      const used = selectedModel(scoring);
       // Read before scoring, in the same synchronous step: a file model takes its loaded file at
       // the start of score(), so a hot reload cannot slip in between and mislabel the events.
       const modelVersion = used.version ?? null;
       let clock = performance.now();
-      let scored = await scoreCandidates(model, request.candidates as Array<EntityOf<E>>, request, idField);
+      let scored = await scoreCandidates(scoring, request.candidates as Array<EntityOf<E>>, request, idField);
       clock = context.stageEnded('model', clock);
       recordScores(
         context,
@@ -175,11 +187,13 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         scored,
         entityType,
       );
-      scored = await applyBusinessLogic(context, steps, scored, request, entityType);
+      scored = await applyBusinessLogic(context, active, scored, request, entityType, trace);
       clock = context.stageEnded('business_logic', clock);
       const page = takePage(context, scored, pagination, request.candidates.length, entityType);
       context.stageEnded('paginate', clock);
-      return rankingResponse(context, page);
+      const response = rankingResponse(context, page);
+      if (trace === undefined) return response;
+      return explainedResponse(context, response, page, used as Model, trace, overrides);
     },
   };
 }

@@ -4,6 +4,7 @@ import type { EntityType } from '../entities/define-entity.js';
 import { exampleValue } from '../entities/examples.js';
 import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
 import { AppDefinitionError } from '../errors/index.js';
+import { CandidateExplanationSchema, RequestExplanationSchema } from './explain-schema.js';
 
 /**
  * The schema of an entity inside a request: its id field is required, its declared fields are
@@ -68,11 +69,13 @@ export const RankingResponseSchema = Type.Object(
         {
           candidate_id: Type.String({ description: "The candidate's id (its `product_id` for products)" }),
           ranked_score: Type.Number({ description: 'Score; items are in descending order of it' }),
+          explanation: Type.Optional(CandidateExplanationSchema),
         },
         { title: 'RankedCandidate' },
       ),
     ),
     events: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    explanation: Type.Optional(RequestExplanationSchema),
     degraded: Type.Optional(
       Type.Object(
         {

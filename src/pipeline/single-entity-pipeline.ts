@@ -1,6 +1,7 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import { ValidationError } from '../errors/index.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
@@ -65,6 +66,12 @@ export function defineSingleEntityPipeline<E extends EntityType>(
   const requestSchema = Type.Object(
     {
       request_id: Type.String({ minLength: 1, maxLength: 1024 }),
+      explain: Type.Optional(
+        Type.Boolean({
+          description:
+            'Single-entity pipelines do not explain (their answer is the app’s own shape): `true` is refused with 422',
+        }),
+      ),
       [field]: requestEntitySchema(options.entity),
       ...extra,
       ...(options.fields ?? {}),
@@ -94,7 +101,14 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     experiments: options.experiments ?? [],
     onUnreachableShard: options.onUnreachableShard,
     unreachableShardDefault: 'fail',
-    validate() {},
+    validate(request) {
+      if (request.explain === true)
+        throw ValidationError.at(
+          ['body', 'explain'],
+          `${options.name} is a single-entity pipeline, which cannot explain its answer: explanations are for ranking pipelines`,
+          'value_error.explain_not_supported',
+        );
+    },
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;
       // Before scoring, as the ranking pipeline does: a hot reload cannot slip in and mislabel the event.

@@ -49,6 +49,11 @@ export class RequestContext {
   /** Told when each stage of the request ends (metrics, spans); set by the server, if it observes. */
   stageObserver: StageObserver | undefined;
   /**
+   * The time each stage took (ms), by stage, when the request asked for an explanation; undefined
+   * otherwise, so that other requests carry nothing for it.
+   */
+  stageTimes: Record<string, number> | undefined;
+  /**
    * What the request could not read because some Redis Cluster masters could not answer, when its
    * pipeline degrades rather than fails; undefined when it read everything (the usual case).
    */
@@ -84,6 +89,7 @@ export class RequestContext {
    */
   stageEnded(stage: PipelineStage, start: number, end = performance.now()): number {
     this.stageObserver?.stage(this.pipeline, stage, start, end);
+    if (this.stageTimes !== undefined) this.stageTimes[stage] = end - start;
     return end;
   }
 

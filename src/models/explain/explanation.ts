@@ -98,3 +98,35 @@ export function unexplainedRows(
     reason,
   }));
 }
+
+/** One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`). */
+export interface ModelContributions {
+  /** The part of the score no input moved. */
+  readonly bias: number;
+  /** By feature, how much it added to the score: `bias + Σ` is the score. */
+  readonly contributions: Readonly<Record<string, number>>;
+}
+
+/**
+ * Explanations from a model's own contributions: the margin is `bias + Σ contributions`, added in
+ * the order given (the order the model adds them in, so that it is the score bit for bit).
+ */
+export function contributedRows(
+  features: readonly string[],
+  matrix: Float64Array,
+  rows: readonly ModelContributions[],
+  scores: Scores,
+): Explanation[] {
+  return rows.map(({ bias, contributions }, row) => {
+    let margin = bias;
+    for (const value of Object.values(contributions)) margin += value;
+    return {
+      score: scoreValue(scores[row]),
+      available: true,
+      margin,
+      bias,
+      contributions: { ...contributions },
+      inputs: inputsOf(features, matrix, row),
+    };
+  });
+}
