@@ -16,7 +16,7 @@ import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
 
-/** Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/extending.md). */
+/** Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/guides/extend-the-server.md). */
 export type RouteAccess = 'public' | 'key' | 'admin';
 
 // Declared here, beside the app's `server` option, rather than in the HTTP layer: an app's own
@@ -39,12 +39,12 @@ export interface AppServices {
   readonly index: EntityIndex;
   /** The feature store: rows of the app's feature views. */
   readonly features: FeatureStore;
-  /** Where requests' events and feedback go (docs/events.md). */
+  /** Where requests' events and feedback go (docs/reference/events.md). */
   readonly events: EventSink;
 }
 
 /**
- * Extends the HTTP server of an app (docs/extending.md): Fastify plugins, hooks and routes of the
+ * Extends the HTTP server of an app (docs/guides/extend-the-server.md): Fastify plugins, hooks and routes of the
  * app's own, added on every server that serves the app, `rankd run` and each of its `--workers`.
  * It runs once rankd's request id, metrics, error handling and access control are installed and
  * before rankd's own routes, so hooks it adds apply to every route, and routes it adds get
@@ -65,13 +65,13 @@ export interface AppOptions {
   featureViews?: readonly FeatureView[];
   /** Pipelines, each served at `/api/v1/<path>`. */
   pipelines?: readonly Pipeline[];
-  /** Experiments assigned on every pipeline's requests (docs/experiments.md). */
+  /** Experiments assigned on every pipeline's requests (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /** Assigns variants instead of rankd's stable hash, e.g. a feature-flag service. */
   experimentProvider?: ExperimentProvider;
   /**
    * The app's additions to the HTTP server: plugins (`await server.register(cors)`), hooks and
-   * routes; see {@link ServerExtension} and docs/extending.md.
+   * routes; see {@link ServerExtension} and docs/guides/extend-the-server.md.
    *
    * @example
    * ```ts

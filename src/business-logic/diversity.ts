@@ -28,7 +28,7 @@ export interface DiversityOptions<E extends EntityType = EntityType> extends Ste
  * without a value are never capped. When no remaining candidate fits a page (say only one brand is
  * left), the page is filled in score order regardless. Every page of the whole candidate list is
  * diversified, so each user page of the same request is; page boundaries are those of the
- * request's user pages (docs/business-logic.md).
+ * request's user pages (docs/reference/business-logic.md).
  *
  * Scores change as little as possible: the candidates of a longest run whose scores never
  * increase in the new order keep theirs; each other one gets a score between its new neighbours

@@ -8,7 +8,7 @@ export interface FieldProblem {
   type: string;
 }
 
-/** The body of every error rankd answers with (docs/errors.md). */
+/** The body of every error rankd answers with (docs/reference/errors.md). */
 export interface ErrorBody {
   /** A sentence, or for validation errors (422) the list of problems. */
   detail: string | FieldProblem[];
@@ -38,7 +38,7 @@ function describe(detail: string | FieldProblem[]): string {
 
 /**
  * A request rankd answered with an error status. Carries rankd's error body as it came:
- * `error_code` to branch on (docs/errors.md lists the codes), `detail` to show or log.
+ * `error_code` to branch on (docs/reference/errors.md lists the codes), `detail` to show or log.
  */
 export class RankdClientError extends Error {
   /** The HTTP status. */

@@ -3,7 +3,7 @@ import Type, { type Static } from 'typebox';
 /**
  * Every setting rankd reads from the environment (or `.env`), with its default. Names follow the
  * predecessor where they mean the same (`REDIS_HOST`, `REDIS_PORT`, `PROJECT_NAME`, ...).
- * `docs/configuration.md` is the user-facing table of these.
+ * `docs/reference/configuration.md` is the user-facing table of these.
  */
 export const ConfigSchema = Type.Object({
   /** Interface the HTTP server binds to. @defaultValue `0.0.0.0` */
@@ -125,7 +125,7 @@ export const ConfigSchema = Type.Object({
   ENVIRONMENT: Type.String({ default: 'development' }),
   /**
    * Where recorded events go: a Redis Stream (`{PROJECT_NAME}:events`), a JSON Lines file, or
-   * nowhere. See docs/events.md. @defaultValue `redis`
+   * nowhere. See docs/reference/events.md. @defaultValue `redis`
    */
   EVENTS_SINK: Type.Union([Type.Literal('redis'), Type.Literal('file'), Type.Literal('off')], {
     default: 'redis',

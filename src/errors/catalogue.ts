@@ -225,7 +225,7 @@ export class RedisOutOfMemoryError extends RankdError {
   constructor(cause?: unknown) {
     const advice =
       '. Raise its maxmemory, move the event stream to a Redis of its own (EVENTS_REDIS_URL), or ' +
-      'lower the event budget (EVENTS_STREAM_MAX_BYTES); see docs/deploy.md. Reads still work.';
+      'lower the event budget (EVENTS_STREAM_MAX_BYTES); see docs/guides/deploy.md. Reads still work.';
     // Redis's OOM reply names no node; the public message makes sure of it all the same.
     super(
       ErrorCode.REDIS_OUT_OF_MEMORY,

@@ -10,7 +10,7 @@ import type { RankdEvent } from './recorder.js';
 /** The route feedback is posted to, recorded as its events' `api_source`. */
 export const FEEDBACK_ROUTE = '/api/v1/events/feedback';
 
-/** The label grades of the standard feedback types (docs/events.md); others are stored, not graded. */
+/** The label grades of the standard feedback types (docs/reference/events.md); others are stored, not graded. */
 export const FEEDBACK_GRADES: Readonly<Record<string, number>> = { click: 1, add_to_cart: 2, purchase: 3 };
 
 /** The body of `POST /api/v1/events/feedback`. */

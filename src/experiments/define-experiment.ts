@@ -61,7 +61,7 @@ export function bucketOf(experimentId: string, salt: string, unitId: string): nu
 
 /**
  * Declares an experiment. Shares are checked here, when the app module loads, so a wrong split
- * stops the start instead of skewing traffic. See docs/experiments.md.
+ * stops the start instead of skewing traffic. See docs/reference/experiments.md.
  *
  * @example
  * ```ts

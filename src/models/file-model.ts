@@ -65,7 +65,7 @@ export interface ReloadResult {
   readonly error?: string;
 }
 
-/** A model whose parameters come from a file, reloaded when the file changes. See docs/models.md. */
+/** A model whose parameters come from a file, reloaded when the file changes. See docs/reference/models.md. */
 export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'file-model';
   /** Absolute path of the model file. */

@@ -12,7 +12,7 @@ import { type Objective, objectiveOf } from './objective.js';
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The model's input columns, in training order: column `i` is `features[i]` (`group:feature`).
-   * Their number must be the model's; names stored in the file must match (see docs/models.md).
+   * Their number must be the model's; names stored in the file must match (see docs/reference/models.md).
    */
   features: readonly string[];
   /**
@@ -62,7 +62,7 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
  * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text
  * model (`model.txt`), evaluated in TypeScript: one batch of candidates per call, missing values
  * (null, non-numbers) as NaN, following the library's own missing-value rules. Reloaded when the
- * file changes (see docs/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
+ * file changes (see docs/reference/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
  * `pred_contribs`: the bias is the expected margin, bias + Σ contributions the row's margin.
  *
  * @example

@@ -86,7 +86,7 @@ function featuresFromFile(name: string, path: string): string[] {
  * A linear (or, with `objective: 'sigmoid'`, logistic) model from a JSON file
  * `{"weights": {"group:feature": w, ...}, "bias": b}`: score = bias + Σ w × feature. A missing
  * feature value (null, not a number) counts as 0, as it would in a sparse training row; booleans
- * are 1 and 0. Reloaded when the file changes (see docs/models.md). Explanations are exact:
+ * are 1 and 0. Reloaded when the file changes (see docs/reference/models.md). Explanations are exact:
  * each feature contributes weight × value (0 when missing), the bias is the intercept.
  *
  * @example

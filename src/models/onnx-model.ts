@@ -59,7 +59,7 @@ async function run(
  * dependency; `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` installs it with no
  * network). A batch is one `[rows, features]` float32 tensor, missing values NaN. The file is
  * tried on one row when it loads, so a model with the wrong input width or output shape stops
- * the start, not a request. Reloaded when the file changes (see docs/models.md). Explanations give
+ * the start, not a request. Reloaded when the file changes (see docs/reference/models.md). Explanations give
  * the inputs and scores; contributions are marked not available.
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {

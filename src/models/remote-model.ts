@@ -17,7 +17,7 @@ import { snapshotOf } from './snapshot.js';
 /** How {@link remoteModel} is configured. */
 export interface RemoteModelOptions<E extends EntityType = EntityType> {
   name: string;
-  /** The scoring endpoint: it receives `POST {"inputs": [[...], ...], "features": [...]}` (see docs/models.md). */
+  /** The scoring endpoint: it receives `POST {"inputs": [[...], ...], "features": [...]}` (see docs/reference/models.md). */
   url: string | URL;
   /** The features sent for each entity, in this order (`group:feature`). */
   features: readonly string[];

@@ -28,7 +28,7 @@ export interface Pipeline {
   readonly slots: readonly EntitySlot[];
   readonly components: readonly Component[];
   readonly realtimeFeatures: readonly RealtimeFeatures[];
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   readonly experiments?: readonly Experiment[];
   /** The pipeline's own {@link UnreachableShardPolicy}, when it sets one: wins over the app's. */
   readonly onUnreachableShard?: UnreachableShardPolicy | undefined;

@@ -44,7 +44,7 @@ export interface RankingPipelineOptions<E extends EntityType> {
   model: Model<E>;
   /** Steps run in order on the scored, sorted candidates. */
   businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /** @defaultValue 1000 */
   maxCandidates?: number;
@@ -85,7 +85,7 @@ function paginationOf(request: RankingRequest): Pagination {
 
 /**
  * Declares a ranking pipeline: hydrated candidates → model scores → business logic → stable sort
- * by descending score → one page. See docs/ranking.md.
+ * by descending score → one page. See docs/reference/ranking.md.
  */
 export function defineRankingPipeline<E extends EntityType>(options: RankingPipelineOptions<E>): Pipeline {
   const maxCandidates = options.maxCandidates ?? DEFAULT_MAX_CANDIDATES;

@@ -32,7 +32,7 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   respond?: (score: number, entity: EntityOf<E>, request: RankdRequest) => MaybePromise<unknown>;
   /** Schema of what `respond` returns. @defaultValue `{ data: number }` */
   responseSchema?: TSchema;
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /**
    * When some masters of a Redis Cluster cannot answer: `fail` answers 503; `degrade` scores the

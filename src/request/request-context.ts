@@ -8,7 +8,7 @@ import { Degradation } from './degradation.js';
 import { FeatureLookupError, FeatureTable } from './feature-table.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
-/** A variant of an experiment as the request was assigned it (see docs/experiments.md). */
+/** A variant of an experiment as the request was assigned it (see docs/reference/experiments.md). */
 export interface AssignedVariant<P = Record<string, unknown>> {
   readonly name: string;
   readonly params: P;

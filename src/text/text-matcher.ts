@@ -1,6 +1,6 @@
 /**
  * `textMatcher`: how well an entity's text fields match a search query, scored with BM25, for
- * real-time features. docs/text-matching.md is the user's page.
+ * real-time features. docs/reference/text-matching.md is the user's page.
  * @module
  */
 import { countTerm, fold, tokenize } from './words.js';

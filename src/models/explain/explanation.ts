@@ -3,7 +3,7 @@ import type { RowContributions } from './tree-shap.js';
 
 /**
  * Why one candidate got its score: the model's inputs and, where the model can say it, how much
- * each input moved the score. See docs/models.md, "Explanations".
+ * each input moved the score. See docs/reference/models.md, "Explanations".
  */
 export interface Explanation {
   /** The score `score` gives this candidate (after the output transform, e.g. a sigmoid); null for no score. */
