@@ -151,7 +151,12 @@ after(async () => {
 describe("the docs' examples", () => {
   test('the pages mark examples and outputs, and the quickstart, ranking and index ones are among them', () => {
     const files = new Set(marked.filter((m) => m.kind === 'output').map((m) => m.file));
-    for (const file of ['examples/rank.sh', 'examples/rank-first.sh', 'examples/index.sh', 'examples/init.sh'])
+    for (const file of [
+      'examples/rank.sh',
+      'examples/rank-first.sh',
+      'examples/index.sh',
+      'examples/init.sh',
+    ])
       assert.ok(files.has(file), `some page shows the output of ${file}`);
     assert.ok(marked.some((m) => m.page === 'docs/quickstart.md' && m.kind === 'output'));
   });

@@ -85,7 +85,7 @@ describe('rankd init', () => {
     assert.match(
       steps,
       new RegExp(
-        `^Next:\n  cd ${project}\n  npm install\n  npm start +# .*\n  npm test +# .*\n\nThen see README\.md`,
+        `^Next:\n  cd ${project}\n  npm install\n  npm start +# .*\n  npm test +# .*\n\nThen see README.md`,
       ),
     );
     for (const file of [

@@ -23,7 +23,11 @@ function filesUnder(dir: string): string[] {
 const MIGRATING = join(ROOT, 'docs/migrating.md');
 
 /** The pages and files a user reads: README.md, docs/ and template/ (its data files included). */
-const USER_FILES = [join(ROOT, 'README.md'), ...filesUnder(join(ROOT, 'docs')), ...filesUnder(join(ROOT, 'template'))]
+const USER_FILES = [
+  join(ROOT, 'README.md'),
+  ...filesUnder(join(ROOT, 'docs')),
+  ...filesUnder(join(ROOT, 'template')),
+]
   .filter((path) => path !== MIGRATING)
   .filter((path) => !path.includes('/node_modules/'));
 

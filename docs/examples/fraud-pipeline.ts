@@ -12,8 +12,7 @@ export const Order = defineEntity({
 export const FraudModel = defineModel({
   name: 'FraudModel',
   entity: Order,
-  score: (orders) =>
-    orders.map((order) => (order.amount ?? 0) / 1000 + (order.country === 'US' ? 0 : 0.5)),
+  score: (orders) => orders.map((order) => (order.amount ?? 0) / 1000 + (order.country === 'US' ? 0 : 0.5)),
 });
 
 /** POST /api/v1/fraud {"request_id": "f1", "order": {"order_id": "o1"}} → {"data": <score>} */
@@ -24,10 +23,7 @@ export const FraudPipeline = defineSingleEntityPipeline({
   model: FraudModel,
   // Optional: the answer's shape (the default is {"data": score}).
   respond: (score) => ({ risk: score, review: score > 1 }),
-  responseSchema: Type.Object(
-    { risk: Type.Number(), review: Type.Boolean() },
-    { title: 'FraudAnswer' },
-  ),
+  responseSchema: Type.Object({ risk: Type.Number(), review: Type.Boolean() }, { title: 'FraudAnswer' }),
 });
 
 export default defineApp({ name: 'payments', entities: [Order], pipelines: [FraudPipeline] });

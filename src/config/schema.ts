@@ -214,5 +214,15 @@ export const ConfigSchema = Type.Object({
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
 });
 
-/** The validated, frozen configuration every part of rankd reads. */
+/**
+ * The validated, frozen configuration every part of rankd reads.
+ *
+ * @example
+ * ```ts
+ * import { type Config, loadConfig } from 'rankd';
+ *
+ * const config: Config = loadConfig({ REDIS_URL: 'redis://localhost:6379', PORT: '5002' });
+ * console.log(config.PORT, config.PROJECT_NAME); // 5002 'default'
+ * ```
+ */
 export type Config = Readonly<Static<typeof ConfigSchema>>;

@@ -8,7 +8,22 @@ import { parseGbdtModel, parseGbdtSource } from './gbdt/load-gbdt.js';
 import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/** How {@link gbdtModel} is configured. */
+/**
+ * How {@link gbdtModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type GbdtModelOptions, gbdtModel } from 'rankd';
+ *
+ * const options: GbdtModelOptions = {
+ *   name: 'ranker',
+ *   file: 'models/ranker.txt', // LightGBM text; XGBoost JSON works too
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   objective: 'raw',
+ * };
+ * export const Ranker = gbdtModel(options);
+ * ```
+ */
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The model's input columns, in training order: column `i` is `features[i]` (`group:feature`).
@@ -67,7 +82,16 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
  *
  * @example
  * ```ts
- * gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d', 'text_match:title'] })
+ * import { gbdtModel } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Column i of the model is features[i], in training order; reloaded when the file changes.
+ * export const Ranker = gbdtModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.json', // XGBoost JSON or LightGBM text, recognised by content
+ *   entity: Product,
+ *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
+ * });
  * ```
  */
 export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelOptions<E>): FileModel<E> {

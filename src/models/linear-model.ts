@@ -9,7 +9,23 @@ import { type FileModel, type FileModelOptions, fileModel } from './file-model.j
 import { modelPath } from './model-file.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/** How {@link linearModel} is configured. */
+/**
+ * How {@link linearModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type LinearModelOptions, linearModel } from 'rankd';
+ *
+ * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
+ * const options: LinearModelOptions = {
+ *   name: 'ctr',
+ *   file: 'models/ctr.json',
+ *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
+ *   objective: 'sigmoid',
+ * };
+ * export const Ctr = linearModel(options);
+ * ```
+ */
 export interface LinearModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The features the weights may name (`group:feature`). @defaultValue the weights' names, read
@@ -91,7 +107,15 @@ function featuresFromFile(name: string, path: string): string[] {
  *
  * @example
  * ```ts
- * linearModel({ name: 'ctr_model', file: new URL('../models/ctr.json', import.meta.url), objective: 'sigmoid' })
+ * import { linearModel } from 'rankd';
+ *
+ * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
+ * export const Ctr = linearModel({
+ *   name: 'ctr',
+ *   file: 'models/ctr.json',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   objective: 'sigmoid', // logistic regression; 'raw' gives the weighted sum
+ * });
  * ```
  */
 export function linearModel<E extends EntityType = EntityType>(options: LinearModelOptions<E>): FileModel<E> {
