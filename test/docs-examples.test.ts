@@ -14,15 +14,30 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { defineApp, defineRankingPipeline } from 'rankd';
 import { type TestApp, testApp } from 'rankd/testing';
+import { featureViews } from '../template/feature-store/features.js';
 import app from '../template/pipelines/main.js';
+import { ProductFacts, UserAffinity } from '../template/pipelines/product-ranking/realtime-features.js';
+import { Product } from '../template/pipelines/product-ranking/schemas.js';
+import { TextMatch } from '../template/pipelines/product-ranking/text-match.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SYSTEM_PYTHON = '/usr/bin/python3';
 const DOCS = join(ROOT, 'docs');
 
 /** A marked block: the page, the file it names, the block's text. */
@@ -107,17 +122,24 @@ let work: string;
 let bin: string;
 const outputs = new Map<string, Promise<string>>();
 
+/** docs/<file> as it runs here: against this test's server, with `npx rankd` this package's CLI. */
+function scriptOf(file: string): string {
+  return readFileSync(join(DOCS, file), 'utf8')
+    .replaceAll('localhost:5001', base)
+    .replaceAll('npx rankd ', 'rankd ');
+}
+
+/** The environment the scripts run in: `rankd` and python3 of this test first on the PATH. */
+function scriptEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...extra };
+}
+
 /** What running docs/<file> prints, run once however many pages show it. */
 function outputOf(file: string): Promise<string> {
   let output = outputs.get(file);
   if (output === undefined) {
-    const script = readFileSync(join(DOCS, file), 'utf8')
-      .replaceAll('localhost:5001', base)
-      .replaceAll('npx rankd ', 'rankd ');
     const cwd = mkdtempSync(join(work, 'run-'));
-    output = run(script, cwd, { ...process.env, PATH: `${bin}:${process.env.PATH}` }).then((out) =>
-      out.replaceAll(cwd, '/home/you'),
-    );
+    output = run(scriptOf(file), cwd, scriptEnv()).then((out) => out.replaceAll(cwd, '/home/you'));
     outputs.set(file, output);
   }
   return output;
@@ -136,7 +158,13 @@ before(async () => {
   bin = join(work, 'bin');
   mkdirSync(bin);
   symlinkSync(join(installed, 'bin', 'rankd.js'), join(bin, 'rankd'));
-  shop = await testApp(app, { sampleData: new URL('../template/', import.meta.url) });
+  // Debian's python3 has xgboost; another python3 earlier on the PATH may not.
+  if (existsSync(SYSTEM_PYTHON)) symlinkSync(SYSTEM_PYTHON, join(bin, 'python3'));
+  // Every request's features are recorded, as the model guide asks for training data.
+  shop = await testApp(app, {
+    sampleData: new URL('../template/', import.meta.url),
+    settings: { EVENTS_FEATURE_SAMPLE_RATE: '1' },
+  });
   await shop.server.listen({ host: '127.0.0.1', port: 0 });
   const address = shop.server.server.address();
   assert.ok(address !== null && typeof address === 'object');
@@ -183,4 +211,86 @@ describe("the docs' examples", () => {
       }
     });
   }
+
+  test('the model guide: traffic and feedback, the export, the training script, the model ranking', async (t) => {
+    const xgboost = await run(`python3 -c 'import numpy, xgboost'`, work, scriptEnv()).then(
+      () => true,
+      () => false,
+    );
+    if (!xgboost) {
+      t.skip('python3 with numpy and xgboost is not installed (Debian: apt-get install python3-xgboost)');
+      return;
+    }
+    // Traffic: a few searches, each with a purchase of its second result and a click on its first.
+    const candidates = Array.from({ length: 12 }, (_, i) => ({ product_id: `p${i + 1}` }));
+    for (const [i, query] of [
+      'candle',
+      'throw',
+      'mug',
+      'lamp',
+      'vase',
+      'blanket',
+      'linen',
+      'wax',
+    ].entries()) {
+      const request_id = `guide-${i}`;
+      const page = await shop.post('/api/v1/ranking', { request_id, query: { query }, candidates });
+      assert.equal(page.statusCode, 200, page.body);
+      const [first, second] = page.json().ranked_candidates;
+      const feedback = await shop.post('/api/v1/events/feedback', {
+        events: [
+          { request_id, entity_id: first.candidate_id, feedback_type: 'click' },
+          { request_id, entity_id: second.candidate_id, feedback_type: 'purchase' },
+        ],
+      });
+      assert.equal(feedback.statusCode, 200, feedback.body);
+    }
+    await shop.server.rankd.events.flush();
+
+    // The guide's commands, in a project directory holding the script.
+    const project = mkdtempSync(join(work, 'project-'));
+    cpSync(join(DOCS, 'examples/train-xgboost.py'), join(project, 'train-xgboost.py'));
+    const env = scriptEnv({ REDIS_URL: shop.redisUrl });
+    await run(scriptOf('examples/export.sh'), project, env);
+    const rows = readFileSync(join(project, 'train.csv'), 'utf8').trim().split('\n');
+    assert.match(rows[0] ?? '', /text_match:title/, 'the export has the model inputs');
+    assert.ok(rows.length > 8, `${rows.length} rows`);
+    const trained = await run(scriptOf('examples/train.sh'), project, env);
+    // The other examples' requests were recorded too: at least this test's eight.
+    const summary = /^trained on \d+ rows of (\d+) requests; wrote models\/ranker\.json$/m.exec(trained);
+    assert.ok(summary && Number(summary[1]) >= 8, trained);
+
+    // The guide's gbdtModel, declared in the project (its file is relative to where rankd runs).
+    const here = process.cwd();
+    process.chdir(project);
+    const { Ranker } = await import('../docs/examples/gbdt-model.js').finally(() => process.chdir(here));
+    const trainedApp = defineApp({
+      name: 'trained',
+      entities: [Product],
+      featureViews,
+      pipelines: [
+        defineRankingPipeline({
+          name: 'Trained',
+          candidate: Product,
+          realtimeFeatures: [TextMatch, ProductFacts, UserAffinity],
+          model: Ranker,
+        }),
+      ],
+    });
+    const served = await testApp(trainedApp, { sampleData: new URL('../template/', import.meta.url) });
+    try {
+      const page = await served.post('/api/v1/ranking', {
+        request_id: 'trained-1',
+        query: { query: 'candle' },
+        candidates,
+        user_page_size: 12,
+      });
+      assert.equal(page.statusCode, 200, page.body);
+      const ranked = page.json().ranked_candidates as Array<{ candidate_id: string; ranked_score: number }>;
+      assert.deepEqual(ranked.map((c) => c.candidate_id).sort(), candidates.map((c) => c.product_id).sort());
+      assert.ok(new Set(ranked.map((c) => c.ranked_score)).size > 1, 'the trees tell candidates apart');
+    } finally {
+      await served.close();
+    }
+  });
 });
