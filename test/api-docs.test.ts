@@ -5,9 +5,12 @@
  * the package's source (`rankd` resolved to src/ by `paths`) in one TypeScript program with the
  * repo's strict settings. The modules sit in template/, as files of a project made by `rankd init`
  * would: an example may import the template's code (`./pipelines/product-ranking/schemas.js`).
- * The snippets of the guides kept in docs/examples/*.ts are checked the same way.
+ * The snippets of the guides kept in docs/examples/*.ts are checked the same way. Then TypeDoc,
+ * as `npm run docs` runs it (typedoc.json), must find nothing to warn about: its `notDocumented`
+ * check covers the members of exported interfaces and classes too, and `invalidLink` every link.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
@@ -207,4 +210,20 @@ test('every export of rankd, rankd/testing and rankd/client has a doc comment wi
   assert.deepEqual(failures, [], 'examples that do not compile');
   assert.deepEqual(undocumented, [], 'exports without a doc comment');
   assert.deepEqual(withoutExample, [], 'exports without an @example');
+});
+
+test('TypeDoc converts the three entry points with no warning: members documented, links resolved', async () => {
+  // typedoc.json's settings, validation included; nothing written (`--emit none`).
+  const typedoc = join(ROOT, 'node_modules/typedoc/bin/typedoc');
+  const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [typedoc, '--emit', 'none'],
+      { cwd: ROOT, timeout: 300_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
+    );
+  });
+  assert.doesNotMatch(output, /warning|error/i, output);
+  assert.equal(code, 0, output);
 });

@@ -82,12 +82,15 @@ export interface AppServices {
  * @example
  * ```ts
  * import { defineApp, type ServerExtension } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
  *
+ * // A route of the shop's own, reading the entity index through the server's own connection.
  * const shopRoutes: ServerExtension = async (server, { index }) => {
- *   server.addHook('onSend', async (_request, reply) => {
- *     reply.header('x-shop', 'demo');
+ *   server.get('/api/v1/shop/products/:id', async (request) => {
+ *     const { id } = request.params as { id: string };
+ *     const found = await index.getMany(Product, [id]);
+ *     return { found: found.size === 1 };
  *   });
- *   server.get('/api/v1/shop/products/count', async () => ({ index: typeof index }));
  * };
  *
  * export default defineApp({ name: 'myshop', server: shopRoutes });
