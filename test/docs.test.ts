@@ -206,6 +206,10 @@ describe('the OpenAPI document for client generators', () => {
     const doc = (await fixture.server.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.match(doc.info.description, /\[errors\]\(https:\/\/[^)]+\/docs\/reference\/errors\.md\)/);
     const text = JSON.stringify(doc);
-    assert.doesNotMatch(text.replace(/\]\([^)]*\)/g, ']()'), /(?<!\[)docs\/[\w/-]+\.md/, 'no bare docs/ path');
+    assert.doesNotMatch(
+      text.replace(/\]\([^)]*\)/g, ']()'),
+      /(?<!\[)docs\/[\w/-]+\.md/,
+      'no bare docs/ path',
+    );
   });
 });

@@ -482,7 +482,10 @@ function assertCatalogued<T>(
   assert.equal(error.code, code);
   assert.equal(error.statusCode, status);
   assert.ok(error.message.length > 0);
-  assert.ok(ERRORS_DOC.includes(`| ${status} | \`${code}\` |`), `docs/reference/errors.md has a row ${status} ${code}`);
+  assert.ok(
+    ERRORS_DOC.includes(`| ${status} | \`${code}\` |`),
+    `docs/reference/errors.md has a row ${status} ${code}`,
+  );
   return error;
 }
 
