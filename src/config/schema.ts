@@ -100,7 +100,7 @@ export const ConfigSchema = Type.Object({
   PROJECT_NAME: Type.String({ default: 'default', minLength: 1 }),
   /** Second segment of index keys; bump it to start a fresh index. @defaultValue `1` */
   INDEX_VERSION: Type.String({ default: '1', minLength: 1 }),
-  /** How index values are written: compact JSON, or JSON in an LZ4 frame as the predecessor wrote. Reads accept both. */
+  /** How index values are written: compact JSON, or JSON in an LZ4 frame. Reads accept both. */
   INDEX_CODEC: Type.Union([Type.Literal('json'), Type.Literal('lz4')], { default: 'json' }),
   /** Most items (entities or ids) in one index call. @defaultValue `1000` */
   MAX_BATCH: Type.Integer({ default: 1000, minimum: 1, maximum: 100000 }),

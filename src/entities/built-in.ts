@@ -1,7 +1,7 @@
 import { defineEntity } from './define-entity.js';
 
 /**
- * The predecessor's `ProductEntity`: identifier `product_id`. Apps extend it with their fields.
+ * The built-in product type: identifier `product_id`. Apps extend it with their fields.
  *
  * @example
  * ```ts
@@ -108,7 +108,7 @@ export const RequestEntity = defineEntity({
 });
 
 /**
- * The types every rankd app knows, in the predecessor's order.
+ * The types every rankd app knows, in this order.
  *
  * @example
  * ```ts

@@ -1,7 +1,7 @@
 import type { EntityType } from './define-entity.js';
 
 /**
- * An entity's identity: its type and id. Its string form is `type::id`, as in the predecessor.
+ * An entity's identity: its type and id. Its string form is `type::id`.
  *
  * @example
  * ```ts

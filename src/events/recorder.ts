@@ -1,7 +1,7 @@
 import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
 
 /**
- * One logged event, in the predecessor's envelope (docs/reference/events.md). `event_data` depends on
+ * One logged event, in the envelope every event shares (docs/reference/events.md). `event_data` depends on
  * `event_type`; app-defined types carry whatever the app logged.
  *
  * @example
