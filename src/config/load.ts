@@ -63,6 +63,17 @@ export function readEnvFiles(
  * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
  * Unknown variables are ignored, removed ones are not (see `REMOVED`); every invalid one is
  * reported at once in a {@link ConfigError}.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // Settings from the environment (as `rankd run` reads them), some given in code.
+ * const config = loadConfig(process.env, { PORT: 5002 });
+ * const server = await buildServer({ app, config });
+ * await server.listen({ port: config.PORT, host: config.HOST });
+ * ```
  */
 export function loadConfig(
   source: Record<string, string | undefined> = process.env,

@@ -1,6 +1,16 @@
 import type { ErrorLocation, FieldProblem } from './rankd-error.js';
 
-/** The fields of a schema validation error that rankd reads (TypeBox and Ajv share them). */
+/**
+ * The fields of a schema validation error that rankd reads (TypeBox and Ajv share them).
+ *
+ * @example
+ * ```ts
+ * import { problemsFromSchemaErrors, type SchemaError } from 'rankd';
+ *
+ * const errors: SchemaError[] = [{ keyword: 'required', instancePath: '', message: "must have property 'sku'", params: { missingProperty: 'sku' } }];
+ * console.log(problemsFromSchemaErrors(errors, ['body']));
+ * ```
+ */
 export interface SchemaError {
   keyword: string;
   instancePath: string;
@@ -14,6 +24,18 @@ const MAX_PROBLEMS = 50;
  * Turns schema validation errors (at `location`, e.g. `["body"]`) into FastAPI-style problems: one per location, with the
  * alternatives of a union folded into one message ("must be string or null") and enum errors
  * listing the allowed values.
+ *
+ * @example
+ * ```ts
+ * import { problemsFromSchemaErrors, ValidationError } from 'rankd';
+ *
+ * // A JSON-schema validator's errors (Ajv-like) as rankd's problems, under a location.
+ * const problems = problemsFromSchemaErrors(
+ *   [{ keyword: 'type', instancePath: '/qty', message: 'must be integer', params: {} }],
+ *   ['body'],
+ * );
+ * throw new ValidationError(problems);
+ * ```
  */
 export function problemsFromSchemaErrors(
   errors: readonly SchemaError[],

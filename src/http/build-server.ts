@@ -33,7 +33,19 @@ import { registerModelReloadRoute } from './routes/models-reload.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
 
-/** What a server is built from; everything has a default so tests can pass only what they change. */
+/**
+ * What a server is built from; everything has a default so tests can pass only what they change.
+ *
+ * @example
+ * ```ts
+ * import { type BuildServerOptions, buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const options: BuildServerOptions = { app, config: loadConfig({ LOG_LEVEL: 'warn' }) };
+ * const server = await buildServer(options);
+ * await server.listen({ port: 5001 });
+ * ```
+ */
 export interface BuildServerOptions {
   /** Validated configuration. @defaultValue `loadConfig()` (the environment) */
   config?: Config;
@@ -77,6 +89,17 @@ declare module 'fastify' {
  * that is opened in the background (Redis being down is answered with 503s, not a failed start).
  * It never listens: `startServer` does, and tests use `server.inject()`. Closing the server closes
  * the app's components (model file watchers) and Redis.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // The server `rankd run` runs, in a program of your own.
+ * const server = await buildServer({ app, config: loadConfig(process.env) });
+ * await server.listen({ port: 5001, host: '0.0.0.0' });
+ * process.once('SIGTERM', () => void server.close());
+ * ```
  */
 export async function buildServer(options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const config = options.config ?? loadConfig();

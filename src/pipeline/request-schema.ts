@@ -28,7 +28,7 @@ export function requestEntitySchema(type: EntityType): TSchema {
   });
 }
 
-/** The pagination fields of a ranking request, with rankd's bounds and defaults (docs/ranking.md). */
+/** The pagination fields of a ranking request, with rankd's bounds and defaults (docs/reference/ranking.md). */
 export const PaginationFields = {
   user_page_size: Type.Optional(
     Type.Integer({
