@@ -115,6 +115,7 @@ export {
   type EntityRef,
   getFeature,
   getFeatures,
+  get_feature,
   identifierOf,
   RequestContext,
 } from './request/request-context.js';

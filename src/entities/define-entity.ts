@@ -50,6 +50,12 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
 }
 
+/**
+ * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
+ * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ */
+export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
+
 function pascal(name: string): string {
   return name.replace(/(^|_)([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());
 }

@@ -186,6 +186,12 @@ export function getFeature(
   return currentContext().getFeature(ref, name);
 }
 
+/**
+ * The spec's name for {@link getFeature}: `get_feature(identifier, "feature_name")` inside any
+ * pipeline component. The same function, for code written from the spec or ported from Python.
+ */
+export const get_feature: typeof getFeature = getFeature;
+
 /** Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`. */
 export function getFeatures(
   refs: ReadonlyArray<EntityRef | readonly [EntityRef, EntityRef]>,
