@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { ConfigError } from '../errors/index.js';
+import { ConfigError, problemsFromSchemaErrors } from '../errors/index.js';
 import { PREDECESSOR_ONLY_SETTINGS } from './predecessor-settings.js';
 import { type Config, ConfigSchema } from './schema.js';
 
@@ -182,12 +182,16 @@ export function loadConfig(
   const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
   if (!validator.Check(withDefaults)) {
     const seen = new Set<string>();
-    for (const error of validator.Errors(withDefaults)) {
+    const errors = [...validator.Errors(withDefaults)];
+    // In rankd's words (`expected at least 1`), not the validator's.
+    const described = problemsFromSchemaErrors(errors, [], { schema: ConfigSchema, value: withDefaults });
+    for (const error of errors) {
       const name = error.instancePath.split('/')[1] ?? '(config)';
       if (seen.has(name)) continue;
       seen.add(name);
       const choices = allowedValues(name);
-      const why = choices ? `must be one of ${choices.join(', ')}` : error.message;
+      const wording = described.find((p) => p.loc[0] === name)?.msg.replace(/^[^:]*: /, '');
+      const why = choices ? `expected one of ${choices.join(', ')}` : (wording ?? 'invalid');
       problems.push(`${name}=${JSON.stringify(withDefaults[name])}: ${why}`);
     }
   }

@@ -42,6 +42,8 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   readonly schema: TObject;
   /** Checks the declared fields an uploaded entity carries (all optional: the index holds partial data). */
   readonly uploadValidator: Validator;
+  /** The schema {@link uploadValidator} checks. */
+  readonly uploadSchema: TObject;
   /** Reference fields, hydrated after the entity itself. */
   readonly references: Readonly<Record<string, EntityReference>>;
   /** Declared defaults, applied after hydration to fields still absent. */
@@ -93,13 +95,15 @@ export function defineEntity<Fields extends TProperties = {}>(
     optionalFields[name] = Type.Optional(field);
     if ('default' in field) defaults.push([name, (field as { default: unknown }).default]);
   }
-  const uploadValidator = Compile(Type.Object(optionalFields, { additionalProperties: true }));
+  const uploadSchema = Type.Object(optionalFields, { additionalProperties: true });
+  const uploadValidator = Compile(uploadSchema);
   return {
     name: options.name,
     idField,
     fields,
     schema,
     uploadValidator,
+    uploadSchema,
     references: options.references ?? {},
     defaults,
     extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {
