@@ -48,12 +48,9 @@ describe('names without regard to case', () => {
 });
 
 describe('EVENT_LOGGING_ENABLED', () => {
-  test('false turns event logging off (EVENTS_SINK=off)', () => {
+  test('false turns event logging off (EVENTS_SINK=off); true leaves the default; an explicit EVENTS_SINK wins', () => {
     assert.equal(loadConfig({ EVENT_LOGGING_ENABLED: 'false' }).EVENTS_SINK, 'off');
     assert.equal(loadConfig({ event_logging_enabled: 'False' }).EVENTS_SINK, 'off');
-  });
-
-  test('true leaves the default sink; an explicit EVENTS_SINK wins', () => {
     assert.equal(loadConfig({ EVENT_LOGGING_ENABLED: 'true' }).EVENTS_SINK, 'redis');
     assert.equal(loadConfig({ EVENT_LOGGING_ENABLED: 'false', EVENTS_SINK: 'file' }).EVENTS_SINK, 'file');
   });
@@ -69,14 +66,11 @@ describe('EVENT_LOGGING_ENABLED', () => {
 });
 
 describe("the predecessor's settings rankd does not read", () => {
-  test('each is named with what to use instead', () => {
+  test('each is named with what to use instead; settings rankd reads or maps are not', () => {
     const lines = predecessorSettingWarnings({ snowflake_user: 'me', SERVER_TIMEOUT: '60', REDIS_PORT: '1' });
     assert.equal(lines.length, 2, lines.join('\n'));
     assert.match(lines.find((l) => l.includes('SNOWFLAKE_USER')) ?? '', /rankd events export/);
     assert.match(lines.find((l) => l.includes('SERVER_TIMEOUT')) ?? '', /KEEP_ALIVE_TIMEOUT_MS/);
-  });
-
-  test('settings rankd reads, and aliases it maps, are not named', () => {
     assert.deepEqual(
       predecessorSettingWarnings({
         WYVERN_INDEX_VERSION: '2',
@@ -89,16 +83,11 @@ describe("the predecessor's settings rankd does not read", () => {
 });
 
 describe('the process environment wins over .env as a whole', () => {
-  test('REDIS_PORT in the environment drops REDIS_URL from .env', () => {
+  test('REDIS_PORT in the environment drops REDIS_URL from .env; REDIS_URL in the environment still wins', () => {
     const dir = project({ '.env': 'REDIS_URL=redis://localhost:6379\n' });
-    const config = loadConfig(readEnvFiles(dir, { REDIS_PORT: '6391' }));
-    assert.equal(redisUrlOf(config), 'redis://localhost:6391');
-  });
-
-  test('REDIS_URL in the environment still wins over REDIS_HOST/REDIS_PORT from .env', () => {
-    const dir = project({ '.env': 'REDIS_HOST=a\nREDIS_PORT=1\n' });
-    const config = loadConfig(readEnvFiles(dir, { REDIS_URL: 'redis://b:2' }));
-    assert.equal(redisUrlOf(config), 'redis://b:2');
+    assert.equal(redisUrlOf(loadConfig(readEnvFiles(dir, { REDIS_PORT: '6391' }))), 'redis://localhost:6391');
+    const other = project({ '.env': 'REDIS_HOST=a\nREDIS_PORT=1\n' });
+    assert.equal(redisUrlOf(loadConfig(readEnvFiles(other, { REDIS_URL: 'redis://b:2' }))), 'redis://b:2');
   });
 
   test('.env.prod against .env follows the same rule', () => {
