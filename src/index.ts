@@ -113,9 +113,9 @@ export type { AssignedVariant } from './request/request-context.js';
 export {
   currentContext,
   type EntityRef,
+  get_feature,
   getFeature,
   getFeatures,
-  get_feature,
   identifierOf,
   RequestContext,
 } from './request/request-context.js';

@@ -70,7 +70,10 @@ test("the TypeScript port of the starter's pipeline serves rankings", async () =
 test('the lines it quotes are what rankd prints', () => {
   // In a project that has the module, as the doc's project has.
   mkdirSync(join(dir, 'pipelines'), { recursive: true });
-  writeFileSync(join(dir, 'pipelines', 'main.ts'), readFileSync(join(dir, 'pipelines', 'main.ts'), { flag: 'a+' }));
+  writeFileSync(
+    join(dir, 'pipelines', 'main.ts'),
+    readFileSync(join(dir, 'pipelines', 'main.ts'), { flag: 'a+' }),
+  );
   assert.ok(DOC.includes(`rankd: ${pathHint('pipelines.main:app', join(dir))}\n`), 'the --path line');
   const [snowflake] = predecessorSettingWarnings({ SNOWFLAKE_USER: 'x' });
   assert.ok(DOC.includes(`${snowflake}\n`), snowflake);

@@ -1,5 +1,5 @@
-import { type Command, Option } from 'commander';
 import { existsSync } from 'node:fs';
+import { type Command, Option } from 'commander';
 import { ErrorCode } from '../errors/index.js';
 import { CliError } from './cli-error.js';
 import { parseHttpPort, parseWorkers } from './options.js';
@@ -18,7 +18,10 @@ export function registerRunCommand(program: Command, output: RunOutput): void {
       new Option('-p, --port <port>', 'HTTP port (default: PORT, else 5001)').argParser(parseHttpPort),
     )
     .addOption(
-      new Option('--path <module:attribute>', "Wyvern's flag: refused with the --app to use instead").hideHelp(),
+      new Option(
+        '--path <module:attribute>',
+        "Wyvern's flag: refused with the --app to use instead",
+      ).hideHelp(),
     )
     .option('--host <host>', 'interface to listen on (default: HOST, else 0.0.0.0)')
     .addOption(

@@ -202,11 +202,15 @@ export function loadConfig(
 }
 
 /** `EVENT_LOGGING_ENABLED=false` → `EVENTS_SINK=off`, unless `EVENTS_SINK` is set; returns its problem, if any. */
-function eventLoggingSwitch(source: Record<string, string | undefined>, raw: Record<string, unknown>): string[] {
+function eventLoggingSwitch(
+  source: Record<string, string | undefined>,
+  raw: Record<string, unknown>,
+): string[] {
   const value = source[EVENT_LOGGING_ENABLED];
   if (value === undefined || value === '') return [];
   const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
-  if (flag === undefined) return [`${EVENT_LOGGING_ENABLED}=${JSON.stringify(value)}: expected true or false`];
+  if (flag === undefined)
+    return [`${EVENT_LOGGING_ENABLED}=${JSON.stringify(value)}: expected true or false`];
   if (!flag && (source.EVENTS_SINK === undefined || source.EVENTS_SINK === '')) raw.EVENTS_SINK = 'off';
   return [];
 }

@@ -95,6 +95,8 @@ function fits(schema: Schema, value: unknown): boolean {
     case 'object':
       return typeof value === 'object' && value !== null && !Array.isArray(value);
     default:
-      return Array.isArray(schema.anyOf) ? schema.anyOf.some((alternative) => fits(alternative, value)) : true;
+      return Array.isArray(schema.anyOf)
+        ? schema.anyOf.some((alternative) => fits(alternative, value))
+        : true;
   }
 }

@@ -73,14 +73,17 @@ export function problemsFromSchemaErrors(
         const extra = error.params.additionalProperties ?? error.params.additionalProperty;
         const names = Array.isArray(extra) ? extra.map(String) : extra === undefined ? [] : [String(extra)];
         const known = context === undefined ? undefined : knownFieldsAt(context.schema, error.schemaPath);
-        for (const name of names) push([...loc, name], unknownFieldMessage(name, fromRoot, known), error.keyword);
+        for (const name of names)
+          push([...loc, name], unknownFieldMessage(name, fromRoot, known), error.keyword);
         break;
       }
       case 'boolean':
         push(loc, `${field}: not allowed here`, 'unknown_field');
         break;
       case 'anyOf': {
-        const alternatives = errors.filter((e) => e.instancePath === error.instancePath && e.keyword !== 'anyOf');
+        const alternatives = errors.filter(
+          (e) => e.instancePath === error.instancePath && e.keyword !== 'anyOf',
+        );
         const wanted = [...new Set(alternatives.map(expectation))].join(' or ');
         push(loc, `${field}: expected ${wanted || 'another value'}${got(sent)}`, 'type');
         break;
@@ -176,7 +179,8 @@ function got(sent: { value: unknown } | undefined): string {
   if (value === undefined) return ', got nothing';
   if (value === null) return ', got null';
   if (typeof value === 'string') {
-    const text = value.length > 40 ? `${JSON.stringify(value.slice(0, 40)).slice(0, -1)}..."` : JSON.stringify(value);
+    const text =
+      value.length > 40 ? `${JSON.stringify(value.slice(0, 40)).slice(0, -1)}..."` : JSON.stringify(value);
     return `, got the string ${text}`;
   }
   if (typeof value === 'number') return `, got the number ${value}`;

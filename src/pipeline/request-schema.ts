@@ -115,7 +115,10 @@ export function addRequestExample(
   const isValid = (request: Record<string, unknown>): string | undefined => {
     try {
       if (!Value.Check(schema, request)) {
-        const first = problemsFromSchemaErrors(Value.Errors(schema, request), [], { schema, value: request })[0];
+        const first = problemsFromSchemaErrors(Value.Errors(schema, request), [], {
+          schema,
+          value: request,
+        })[0];
         return first === undefined ? 'it does not match the schema' : first.msg;
       }
       validate(request);
