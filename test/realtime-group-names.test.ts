@@ -7,14 +7,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   AppDefinitionError,
-  defineApp,
   defineModel,
-  defineRankingPipeline,
   defineRealtimeFeatures,
   Feature,
   get_feature,
 } from '../src/index.js';
-import { TemplateProduct } from './helpers/ranking-app.js';
+import { starterApp, TemplateProduct } from './helpers/ranking-app.js';
 import { postJson, useTestServer } from './helpers/server.js';
 
 const RealtimeProductFeature = defineRealtimeFeatures({
@@ -33,19 +31,7 @@ const Model = defineModel({
 
 const fixture = useTestServer({
   env: { EVENTS_KINDS: 'FEATURE,MODEL' },
-  app: defineApp({
-    name: 'wyvern-names',
-    entities: [TemplateProduct],
-    pipelines: [
-      defineRankingPipeline({
-        name: 'MyRankingPipeline',
-        path: '/ranking',
-        candidate: TemplateProduct,
-        realtimeFeatures: [RealtimeProductFeature],
-        model: Model,
-      }),
-    ],
-  }),
+  app: starterApp('wyvern-names', { realtimeFeatures: [RealtimeProductFeature], model: Model }),
 });
 
 test('a group named RealtimeProductFeature is computed and read by its full name', async () => {

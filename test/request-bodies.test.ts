@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../src/http/build-server.js';
-import { defineApp, defineModel, defineRankingPipeline } from '../src/index.js';
-import { TemplateProduct } from './helpers/ranking-app.js';
+import { defineModel } from '../src/index.js';
+import { starterApp, TemplateProduct } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testConfig } from './helpers/server.js';
 
@@ -23,18 +23,7 @@ const PriceModel = defineModel({
   features: [],
   score: (products) => products.map((p) => (typeof p.price === 'number' ? p.price : -1)),
 });
-const app = defineApp({
-  name: 'bodies',
-  entities: [TemplateProduct],
-  pipelines: [
-    defineRankingPipeline({
-      name: 'MyRankingPipeline',
-      path: '/ranking',
-      candidate: TemplateProduct,
-      model: PriceModel,
-    }),
-  ],
-});
+const app = starterApp('bodies', { model: PriceModel });
 
 interface Problem {
   loc: Array<string | number>;

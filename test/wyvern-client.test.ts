@@ -9,9 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { defineApp, defineModel, defineRankingPipeline } from '../src/index.js';
+import { defineModel } from '../src/index.js';
 import type { components, operations } from './fixtures/wyvern/wyvern-api.js';
-import { TemplateProduct } from './helpers/ranking-app.js';
+import { starterApp, TemplateProduct } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { testServer } from './helpers/server.js';
 
@@ -81,18 +81,7 @@ const Model = defineModel({
   features: [],
   score: (products) => products.map((p) => Number(p.price ?? 0)),
 });
-const app = defineApp({
-  name: 'wyvern-client',
-  entities: [TemplateProduct],
-  pipelines: [
-    defineRankingPipeline({
-      name: 'MyRankingPipeline',
-      path: '/ranking',
-      candidate: TemplateProduct,
-      model: Model,
-    }),
-  ],
-});
+const app = starterApp('wyvern-client', { model: Model });
 
 describe('a client generated from the predecessor’s document, against rankd', () => {
   let redis: TestRedis;
