@@ -1,4 +1,4 @@
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
@@ -27,8 +27,11 @@ export function bodyValidatorCompiler(mode: Config['REQUEST_BODIES']): FastifySc
         failed = converted;
       }
       const context = { schema, value: failed };
-      const errors: SchemaError[] = [...check.Errors(failed)].map((error) => ({ ...error, context }));
-      return { error: errors as unknown as Error };
+      // Fastify hands this list to the error handler as `error.validation`.
+      const errors: Array<FastifySchemaValidationError & SchemaError> = [...check.Errors(failed)].map(
+        (error) => ({ ...error, context }),
+      );
+      return { error: errors };
     };
   };
 }

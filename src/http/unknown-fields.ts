@@ -37,33 +37,54 @@ export interface UnknownField {
  */
 export function unknownFields(schema: unknown, value: unknown, limit = MAX_NAMED + 1): UnknownField[] {
   const found: UnknownField[] = [];
-  const walk = (s: Schema | undefined, v: unknown, path: Array<string | number>): void => {
+  // One path, pushed and popped: a ranking body's thousand candidates allocate nothing per field.
+  const path: Array<string | number> = [];
+  const walk = (s: Schema | undefined, v: unknown): void => {
     if (s === undefined || typeof v !== 'object' || v === null || found.length >= limit) return;
     if (Array.isArray(s.anyOf)) {
       const branch = s.anyOf.find((alternative) =>
         Array.isArray(v) ? alternative.type === 'array' : alternative.type === 'object',
       );
-      walk(branch, v, path);
+      walk(branch, v);
       return;
     }
     if (Array.isArray(v)) {
-      if (s.items !== undefined) for (let i = 0; i < v.length; i++) walk(s.items, v[i], [...path, i]);
+      const items = s.items;
+      if (items === undefined || !mayNest(items)) return;
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        walk(items, v[i]);
+        path.pop();
+      }
       return;
     }
     const properties = s.properties;
     if (properties === undefined) return;
     let known: string[] | undefined;
-    for (const [key, field] of Object.entries(v as Record<string, unknown>)) {
-      if (Object.hasOwn(properties, key)) walk(properties[key], field, [...path, key]);
-      else if (Object.keys(properties).length > 0) {
-        known ??= Object.keys(properties).sort();
-        found.push({ parent: path, name: key, known });
-        if (found.length >= limit) return;
+    const object = v as Record<string, unknown>;
+    for (const key in object) {
+      const field = Object.hasOwn(properties, key) ? properties[key] : undefined;
+      if (field !== undefined) {
+        if (!mayNest(field)) continue;
+        path.push(key);
+        walk(field, object[key]);
+        path.pop();
+        continue;
       }
+      known ??= Object.keys(properties).sort();
+      // A free-form object (`{}`, anything allowed) has no unknown fields.
+      if (known.length === 0) return;
+      found.push({ parent: [...path], name: key, known });
+      if (found.length >= limit) return;
     }
   };
-  walk(schema as Schema, value, []);
+  walk(schema as Schema, value);
   return found;
+}
+
+/** Whether values of `schema` may hold objects (whose fields are then checked). */
+function mayNest(schema: Schema): boolean {
+  return schema.properties !== undefined || schema.items !== undefined || schema.anyOf !== undefined;
 }
 
 /** Header text: ASCII only (a header cannot carry more), control characters escaped. */
