@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Command, Option } from 'commander';
 import { ErrorCode } from '../errors/index.js';
 import { CliError } from './cli-error.js';
@@ -55,7 +56,7 @@ export function registerRunCommand(program: Command, output: RunOutput): void {
 export function pathHint(path: string, cwd = process.cwd()): string {
   const module = path.split(':')[0] ?? path;
   const base = module.replace(/\./g, '/');
-  const file = [`${base}.ts`, `${base}.js`, `dist/${base}.js`].find((f) => existsSync(`${cwd}/${f}`));
+  const file = [`${base}.ts`, `${base}.js`, `dist/${base}.js`].find((f) => existsSync(join(cwd, f)));
   const use = file ?? `${base}.ts`;
   return `--path is Wyvern's flag (module:attribute); rankd serves the default export of an app module: use --app ${use}${file === undefined ? ` (no ${use} in ${cwd})` : ''}`;
 }
