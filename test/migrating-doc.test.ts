@@ -60,6 +60,17 @@ test("the TypeScript port of the starter's pipeline serves rankings", async () =
       'the title match (22 per unit) outweighs search_score (2 per unit)',
     );
     assert.ok(Math.abs((ranked[1]?.ranked_score ?? 0) - 1.8) < 1e-9, 'p2 scores 2 × 0.9 and nothing else');
+    // The two 422 messages the doc quotes, from this app.
+    const refused = await shop.post('/api/v1/ranking', {
+      request_id: 'migrating-2',
+      candidates: [{ product_id: 'p1' }],
+      user_page_size: '2',
+      user_pagesize: 2,
+    });
+    assert.equal(refused.statusCode, 422);
+    const detail = refused.json().detail as Array<{ msg: string }>;
+    assert.equal(detail.length, 2, JSON.stringify(detail));
+    for (const { msg } of detail) assert.ok(DOC.includes(`  ${msg}\n`), `the doc quotes ${msg}`);
     const doc = (await shop.server.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.equal(doc.paths['/api/v1/ranking'].post.operationId, 'MyRankingPipeline_api_v1_ranking_post');
   } finally {
