@@ -128,6 +128,7 @@ export type { AssignedVariant } from './request/request-context.js';
 export {
   currentContext,
   type EntityRef,
+  get_feature,
   getFeature,
   getFeatures,
   identifierOf,

@@ -114,6 +114,14 @@ export const ConfigSchema = Type.Object({
    * the cost of CPU per call (DR-001..DR-005). @defaultValue `true`
    */
   FAST_PATHS: Type.Boolean({ default: true }),
+  /**
+   * How request bodies are read. `strict`: a value of the wrong type, or a field a body does not
+   * declare, is a 422. `lenient`: as the predecessor (pydantic v1) read them: `"3"` for an integer
+   * is 3, 7 for a string is `"7"`, `"true"` for a boolean is true, and unknown fields are dropped.
+   * Either way an unknown field is named in the `x-rankd-unknown-fields` response header and in
+   * a warning log line. docs/migrating.md says when to use which. @defaultValue `strict`
+   */
+  REQUEST_BODIES: Type.Union([Type.Literal('strict'), Type.Literal('lenient')], { default: 'strict' }),
   /** Comma-separated API keys; when set, every route but health and docs needs one. */
   API_KEYS: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** Comma-separated keys that may also call admin routes. */

@@ -82,6 +82,8 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   readonly schema: TObject;
   /** Checks the declared fields an uploaded entity carries (all optional: the index holds partial data). */
   readonly uploadValidator: Validator;
+  /** The schema {@link uploadValidator} checks. */
+  readonly uploadSchema: TObject;
   /** Reference fields, hydrated after the entity itself. */
   readonly references: Readonly<Record<string, EntityReference>>;
   /** Declared defaults, applied after hydration to fields still absent. */
@@ -89,6 +91,12 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   /** A child type with more fields (and possibly another name). */
   extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
 }
+
+/**
+ * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
+ * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ */
+export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
 
 function pascal(name: string): string {
   return name.replace(/(^|_)([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());
@@ -136,13 +144,15 @@ export function defineEntity<Fields extends TProperties = {}>(
     optionalFields[name] = Type.Optional(field);
     if ('default' in field) defaults.push([name, (field as { default: unknown }).default]);
   }
-  const uploadValidator = Compile(Type.Object(optionalFields, { additionalProperties: true }));
+  const uploadSchema = Type.Object(optionalFields, { additionalProperties: true });
+  const uploadValidator = Compile(uploadSchema);
   return {
     name: options.name,
     idField,
     fields,
     schema,
     uploadValidator,
+    uploadSchema,
     references: options.references ?? {},
     defaults,
     extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {

@@ -1,7 +1,14 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
-import { FEATURE_GROUP_PATTERN } from './define-feature-view.js';
 import type { FeatureSpec, FeatureValue } from './feature-kind.js';
+
+/**
+ * Names of real-time feature groups: any case, so that the predecessor's class names
+ * (`RealtimeProductFeature`) carry over. They are never part of a Redis key (the values live in
+ * the request's memory), so the lower-case rule of stored feature views does not apply; they are
+ * the `group` of `group:feature` and a column name in exports, hence no colon or space.
+ */
+export const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /**
  * What a real-time feature computation returns: values by feature name; absent or null means missing.
@@ -148,9 +155,11 @@ export function defineRealtimeFeatures(
     compute: RealtimeFeatures['compute'];
   },
 ): RealtimeFeatures {
-  if (!FEATURE_GROUP_PATTERN.test(options.name)) {
+  if (!REALTIME_GROUP_PATTERN.test(options.name)) {
     throw new AppDefinitionError(
-      `Real-time feature group name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
+      `Real-time feature group name ${JSON.stringify(options.name)}: use a letter, then letters, digits ` +
+        'or _ (at most 64), e.g. realtime_product or RealtimeProductFeature; the name is the part of ' +
+        '"group:feature" before the colon, so it cannot hold a colon, and it is a column name in exported training rows',
     );
   }
   if (options.with !== undefined && options.entity === undefined) {

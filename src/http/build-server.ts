@@ -1,4 +1,3 @@
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
@@ -15,6 +14,7 @@ import {
 import { RankdMetrics } from '../observability/metrics.js';
 import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
 import { installAccessControl } from './access.js';
+import { bodyValidatorCompiler } from './body-validator.js';
 import { registerDocs } from './docs.js';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.js';
 import { httpLimitOptions, installHttpLimits } from './http-limits.js';
@@ -32,6 +32,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerModelReloadRoute } from './routes/models-reload.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
+import { reportUnknownFields } from './unknown-fields.js';
 
 /**
  * What a server is built from; everything has a default so tests can pass only what they change.
@@ -118,7 +119,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     clientErrorHandler: handleClientError,
     frameworkErrors: handleFrameworkError,
   });
-  server.setValidatorCompiler(TypeBoxValidatorCompiler);
+  server.setValidatorCompiler(bodyValidatorCompiler(config.REQUEST_BODIES));
+  reportUnknownFields(server);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
   // Fastify's own JSON parser when FAST_PATHS=false.

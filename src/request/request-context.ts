@@ -274,6 +274,12 @@ export function getFeature(
 }
 
 /**
+ * The spec's name for {@link getFeature}: `get_feature(identifier, "feature_name")` inside any
+ * pipeline component. The same function, for code written from the spec or ported from Python.
+ */
+export const get_feature: typeof getFeature = getFeature;
+
+/**
  * Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`.
  *
  * @example
