@@ -1,5 +1,5 @@
 /**
- * Explanations over HTTP (`"explain": true`, docs/explain.md): model inputs with their sources and
+ * Explanations over HTTP (`"explain": true`, docs/guides/explain-a-ranking.md): model inputs with their sources and
  * contributions for a linear model (exact), a GBDT model (TreeSHAP, bias + Σ = margin), a chain
  * (per stage) and a remote model (inputs only); business-logic traces for boost, pin, filter,
  * dedupe and diversity; overrides (forced variant, skipped step, model swap) and their 422s; a

@@ -1,5 +1,5 @@
 /**
- * docs/explain.md's example is real: its request, sent to the template app with its sample data,
+ * docs/guides/explain-a-ranking.md's example is real: its request, sent to the template app with its sample data,
  * answers its response block (the stage times aside, which differ from run to run).
  */
 import assert from 'node:assert/strict';
@@ -9,12 +9,12 @@ import { after, before, test } from 'node:test';
 import { type TestApp, testApp } from 'rankd/testing';
 import template from '../template/pipelines/main.js';
 
-const DOC = new URL('../docs/explain.md', import.meta.url);
+const DOC = new URL('../docs/guides/explain-a-ranking.md', import.meta.url);
 
 /** The JSON block that follows `marker` in the page. */
 function blockAfter(page: string, marker: string): unknown {
   const at = page.indexOf(marker);
-  assert.ok(at >= 0, `docs/explain.md has ${marker}`);
+  assert.ok(at >= 0, `docs/guides/explain-a-ranking.md has ${marker}`);
   const match = /```json\n([\s\S]*?)\n```/.exec(page.slice(at));
   assert.ok(match?.[1], `a json block follows ${marker}`);
   return JSON.parse(match[1]);
@@ -34,7 +34,7 @@ before(async () => {
 
 after(() => shop.close());
 
-test('docs/explain.md: the example response is what the template app answers its example request', async () => {
+test('docs/guides/explain-a-ranking.md: the example response is what the template app answers its example request', async () => {
   const page = readFileSync(DOC, 'utf8');
   const request = blockAfter(page, '<!-- example request -->');
   const expected = blockAfter(page, '<!-- example response -->') as Parameters<typeof withoutTimings>[0];

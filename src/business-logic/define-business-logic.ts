@@ -31,7 +31,18 @@ export interface ScoredCandidate<E extends EntityType = EntityType> {
   score: number;
 }
 
-/** What a step did to one candidate, as an explanation says it: `boost`, "boost ×1.2 (brand = Acme)". */
+/**
+ * What a step did to one candidate, as an explanation says it: `boost`, "boost ×1.2 (brand = Acme)".
+ *
+ * @example
+ * ```ts
+ * import type { StepNote } from 'rankd';
+ *
+ * // What a custom step's `describe` returns for a candidate it moved.
+ * const note: StepNote = { action: 'demote', description: 'demoted: out of stock (−1)' };
+ * console.log(note.description);
+ * ```
+ */
 export interface StepNote {
   /** One word: `boost`, `pin`, `filter`, `demote`, `dedupe`, `diversity`, `custom`, ... */
   readonly action: string;
@@ -42,12 +53,46 @@ export interface StepNote {
 /**
  * Given to a step's `apply` only when the request asked for an explanation (else undefined, so
  * steps pay nothing): the step says what it did to a candidate, or why it dropped it.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic } from 'rankd';
+ *
+ * // A step that halves scores below 1 and says so when the request is explained.
+ * export const HalveWeak = defineBusinessLogic({
+ *   name: 'HalveWeak',
+ *   apply(candidates, _request, trace) {
+ *     for (const candidate of candidates) {
+ *       if (candidate.score >= 1) continue;
+ *       candidate.score /= 2;
+ *       trace?.note(candidate, 'demote', 'halved: score below 1');
+ *     }
+ *     return candidates;
+ *   },
+ * });
+ * ```
  */
 export interface StepTrace {
+  /** Says what the step did to `candidate` (or why it dropped it): one word, then words and figures. */
   note(candidate: ScoredCandidate, action: string, description: string): void;
 }
 
-/** One candidate before and after a step, as a custom step's `describe` is told it. Positions count from 1. */
+/**
+ * One candidate before and after a step, as a custom step's `describe` is told it. Positions count from 1.
+ *
+ * @example
+ * ```ts
+ * import type { StepChange, StepNote } from 'rankd';
+ *
+ * // A `describe` for a step that only ever lowers scores.
+ * function describe(change: StepChange): StepNote | undefined {
+ *   if (change.score_after === null) return { action: 'filter', description: 'dropped' };
+ *   const lost = change.score_before - change.score_after;
+ *   return lost > 0 ? { action: 'demote', description: `−${lost.toFixed(2)}` } : undefined;
+ * }
+ * console.log(describe);
+ * ```
+ */
 export interface StepChange<E extends EntityType = EntityType> {
   readonly entity: EntityOf<E>;
   readonly id: string;

@@ -135,8 +135,8 @@ export function predecessorSettingWarnings(source: Record<string, string | undef
 /**
  * Validates settings once and returns them frozen. `source` is a map of environment variables
  * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
- * Names match without regard to case. Unknown variables are ignored (the predecessor's are named
- * by {@link predecessorSettingWarnings}), removed ones are not (see `REMOVED`); every invalid one
+ * Names match without regard to case. Unknown variables are ignored (`rankd run` names those an
+ * earlier system read, with what to use instead), removed ones are not (see `REMOVED`); every invalid one
  * is reported at once in a {@link ConfigError}.
  *
  * @example

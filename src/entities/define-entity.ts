@@ -95,6 +95,18 @@ export interface EntityType<Fields extends TProperties = TProperties> {
 /**
  * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
  * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, type ServiceEntity, Type } from 'rankd';
+ *
+ * // An entity type declared as the spec's ServiceEntity.
+ * export const Brand: ServiceEntity = defineEntity({
+ *   name: 'brand',
+ *   idField: 'brand_id',
+ *   fields: { name: Type.String() },
+ * });
+ * ```
  */
 export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
 

@@ -21,7 +21,25 @@ export interface SchemaError {
   context?: SchemaContext;
 }
 
-/** A value and its schema: what {@link problemsFromSchemaErrors} needs to say what was sent and what is known. */
+/**
+ * A value and its schema: what {@link problemsFromSchemaErrors} needs to say what was sent and what is known.
+ *
+ * @example
+ * ```ts
+ * import { problemsFromSchemaErrors, type SchemaContext } from 'rankd';
+ *
+ * // With the body sent and its schema, the message says what was sent.
+ * const context: SchemaContext = {
+ *   value: { user_page_size: '2' },
+ *   schema: { type: 'object', properties: { user_page_size: { type: 'integer' } } },
+ * };
+ * const problems = problemsFromSchemaErrors(
+ *   [{ keyword: 'type', instancePath: '/user_page_size', params: { type: 'integer' }, context }],
+ *   ['body'],
+ * );
+ * console.log(problems[0]?.msg); // user_page_size: expected an integer, got the string "2"
+ * ```
+ */
 export interface SchemaContext {
   /** The schema that was checked (JSON Schema, as TypeBox builds it). */
   readonly schema: unknown;
@@ -117,7 +135,16 @@ export function problemsFromSchemaErrors(
   return problems;
 }
 
-/** `unknown field "pirce" in candidates[3]; known fields: brand, price, product_id`. */
+/**
+ * `unknown field "pirce" in candidates[3]; known fields: brand, price, product_id`.
+ *
+ * @example
+ * ```ts
+ * import { unknownFieldMessage } from 'rankd';
+ *
+ * console.log(unknownFieldMessage('pirce', ['candidates', 3], ['brand', 'price', 'product_id']));
+ * ```
+ */
 export function unknownFieldMessage(
   name: string,
   parent: ReadonlyArray<string | number>,
@@ -128,7 +155,16 @@ export function unknownFieldMessage(
   return `unknown field ${JSON.stringify(name)} in ${where}${list}`;
 }
 
-/** A location as a person writes it: `candidates[3].price`; the body itself is `the body`. */
+/**
+ * A location as a person writes it: `candidates[3].price`; the body itself is `the body`.
+ *
+ * @example
+ * ```ts
+ * import { fieldName } from 'rankd';
+ *
+ * console.log(fieldName(['candidates', 3, 'price'])); // candidates[3].price
+ * ```
+ */
 export function fieldName(path: ReadonlyArray<string | number>): string {
   let text = '';
   for (const part of path) text += typeof part === 'number' ? `[${part}]` : text === '' ? part : `.${part}`;

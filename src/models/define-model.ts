@@ -37,7 +37,26 @@ export interface Model<E extends EntityType = EntityType> extends Component {
   explain?(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }
 
-/** What {@link defineModel} takes: a model, and optionally its exact contributions. */
+/**
+ * What {@link defineModel} takes: a model, and optionally its exact contributions.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, featureColumns } from 'rankd';
+ *
+ * // Twice the title's match: each score explained as that one term.
+ * export const TitleModel = defineModel({
+ *   name: 'TitleModel',
+ *   features: ['text_match:title'],
+ *   score: (products) => Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => 2 * (v || 0)),
+ *   contributions: (products) =>
+ *     Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => ({
+ *       bias: 0,
+ *       contributions: { 'text_match:title': 2 * (v || 0) },
+ *     })),
+ * });
+ * ```
+ */
 export interface ModelOptions<E extends EntityType> extends Model<E> {
   /** Only types `score`'s entities. */
   entity?: E;

@@ -1,5 +1,5 @@
 /**
- * The request fields and response parts of explanations (docs/explain.md): `explain` and
+ * The request fields and response parts of explanations (docs/guides/explain-a-ranking.md): `explain` and
  * `overrides` in a ranking request; `explanation` on each ranked candidate and on the response.
  */
 import Type from 'typebox';
@@ -44,7 +44,7 @@ export const ExplainRequestFields = {
       default: false,
       description:
         'Explain the page: each candidate its model inputs and contributions and what business logic did; ' +
-        'the response its variants, stage times and dropped candidates (docs/explain.md)',
+        'the response its variants, stage times and dropped candidates (docs/guides/explain-a-ranking.md)',
     }),
   ),
   overrides: Type.Optional(OverridesSchema),

@@ -276,6 +276,18 @@ export function getFeature(
 /**
  * The spec's name for {@link getFeature}: `get_feature(identifier, "feature_name")` inside any
  * pipeline component. The same function, for code written from the spec or ported from Python.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, get_feature } from 'rankd';
+ *
+ * // As the spec writes it: one feature of one entity.
+ * export const ByRating = defineModel({
+ *   name: 'ByRating',
+ *   features: ['product_stats:rating'],
+ *   score: (products) => products.map((p) => Number(get_feature(p, 'product_stats:rating')) || 0),
+ * });
+ * ```
  */
 export const get_feature: typeof getFeature = getFeature;
 

@@ -134,7 +134,18 @@ export function unexplainedRows(
   }));
 }
 
-/** One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`). */
+/**
+ * One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`).
+ *
+ * @example
+ * ```ts
+ * import type { ModelContributions } from 'rankd';
+ *
+ * // A score of 2.5: 0.5 no input moved, 2 from the title's match.
+ * const row: ModelContributions = { bias: 0.5, contributions: { 'text_match:title': 2 } };
+ * console.log(row.bias + Object.values(row.contributions).reduce((a, b) => a + b, 0));
+ * ```
+ */
 export interface ModelContributions {
   /** The part of the score no input moved. */
   readonly bias: number;
