@@ -1,0 +1,16 @@
+import { testApp } from 'rankd/testing';
+import template from '../template/pipelines/main.js';
+const shop = await testApp(template, { sampleData: new URL('../template/', import.meta.url) });
+const doc = (await shop.server.inject({ url: '/openapi.json' })).json();
+console.log(JSON.stringify(Object.keys(doc.paths)));
+console.log(JSON.stringify(doc.paths['/api/v1/ranking'].post.requestBody, null, 0).slice(0, 400));
+console.log(JSON.stringify(doc.components.schemas[Object.keys(doc.components.schemas).find((k: string) => k.includes('Ranking') && k.includes('Request'))!]).slice(0, 3000));
+console.log(Object.keys(doc.components.schemas).join(' '));
+console.log((await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ['p1', 'zz'] })).body);
+console.log((await shop.post('/api/v1/features/get', { feature_view: 'product_stats', entity_ids: ['p1'] })).body);
+console.log((await shop.post('/api/v1/ranking', { request_id: 'x', candidates: 5 })).body);
+const r = await shop.post('/api/v1/ranking', { request_id: 'x', query: { query: 'candle' }, candidates: [{ product_id: 'p1' }, { product_id: 'p2' }], explain: true, overrides: { skip_business_logic: ['FeaturedBrand'] } });
+console.log(JSON.stringify(r.json().explanation));
+console.log(Object.keys(r.json()));
+console.log(JSON.stringify(template.featureViews?.map?.((v: any) => [v.name, v.entity?.name ?? v.entity])));
+await shop.close();
