@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { type TestApp, testApp } from 'rankd/testing';
 import template from '../template/pipelines/main.js';
 import { type ConsoleBrowser, startConsoleBrowser } from './helpers/console-browser.js';
@@ -20,7 +20,9 @@ const API_KEY = 'console-test-key';
 const REQUEST = {
   request_id: 'console-1',
   query: { query: 'candle' },
-  candidates: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p10'].map((product_id) => ({ product_id })),
+  candidates: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9', 'p10'].map((product_id) => ({
+    product_id,
+  })),
   user_page_size: 10,
 };
 
@@ -65,13 +67,21 @@ afterEach(() => {
   assert.deepEqual(browser.blocked, [], 'the console asked for something beyond this machine');
 });
 
+/** A node's text (textContent: what the page holds, laid out or not). */
+async function text(locator: Locator): Promise<string> {
+  return (await locator.textContent()) ?? '';
+}
+
 /** The console with the request typed as raw JSON. */
 async function consoleWith(request: unknown): Promise<Page> {
   const page = await browser.page();
   await page.goto(`${base}/console`);
   await page.locator('select[name=pipeline]').waitFor();
   await page.click('button[name=raw-json]');
-  await page.fill('textarea[name=request-json]', typeof request === 'string' ? request : JSON.stringify(request));
+  await page.fill(
+    'textarea[name=request-json]',
+    typeof request === 'string' ? request : JSON.stringify(request),
+  );
   return page;
 }
 
@@ -93,7 +103,9 @@ test('runs a ranking and shows the first candidate’s explanation', async () =>
   const page = await consoleWith(REQUEST);
   await page.click('button[name=run]');
   await page.locator('tr.candidate').first().waitFor();
-  const ids = await page.locator('tr.candidate').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
+  const ids = await page
+    .locator('tr.candidate')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
   assert.deepEqual(
     ids,
     expected.ranked_candidates.map((c) => c.candidate_id),
@@ -107,7 +119,7 @@ test('runs a ranking and shows the first candidate’s explanation', async () =>
     .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
     .map(([name]) => name);
   assert.deepEqual(bars, byMagnitude);
-  assert.match(await page.locator('.explanation .model h4').first().innerText(), new RegExp(first.model.name));
+  assert.match(await text(page.locator('.explanation .model h4').first()), new RegExp(first.model.name));
   const steps = await page.locator('.explanation .steps tbody tr td:nth-child(2)').allTextContents();
   assert.deepEqual(
     steps,
@@ -115,8 +127,43 @@ test('runs a ranking and shows the first candidate’s explanation', async () =>
   );
   await page.click('button[name=attributes]');
   await page.locator('.explanation .attributes').waitFor();
-  assert.match(await page.locator('.explanation .attributes').innerText(), /title/);
+  assert.match(await text(page.locator('.explanation .attributes')), /title/);
   await browser.screenshot(page, 'rank-explanation');
+  await page.close();
+});
+
+test('writes the request in the form, with candidates picked from the index', async () => {
+  const page = await browser.page();
+  await page.goto(`${base}/console`);
+  await page.locator('select[name=pipeline]').waitFor();
+  await page.fill('input[name=field-request_id]', 'console-form');
+  await page.fill('input[name=field-query]', 'candle');
+  await page.fill('input[name=index-lookup]', 'p1 p2 p3 not-indexed');
+  await page.click('text=Find in index');
+  await page.locator('ul.found li').first().waitFor();
+  const found = await page.locator('ul.found li').allTextContents();
+  assert.deepEqual(
+    found.map((line) => line.split(' ')[0]),
+    ['p1', 'p2', 'p3'],
+  );
+  await page.click('button[name=use-picked]');
+  await page.click('button[name=raw-json]');
+  const written = JSON.parse(await page.inputValue('textarea[name=request-json]'));
+  assert.deepEqual(written.query, { query: 'candle' });
+  assert.equal(written.request_id, 'console-form');
+  assert.deepEqual(written.candidates, [{ product_id: 'p1' }, { product_id: 'p2' }, { product_id: 'p3' }]);
+  const expected = (await shop.post('/api/v1/ranking', written)).json() as Ranked;
+  await page.click('text=Form');
+  await page.click('button[name=run]');
+  await page.locator('tr.candidate').first().waitFor();
+  const ids = await page
+    .locator('tr.candidate')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
+  assert.deepEqual(
+    ids,
+    expected.ranked_candidates.map((c) => c.candidate_id),
+  );
+  await browser.screenshot(page, 'rank-form');
   await page.close();
 });
 
@@ -125,7 +172,8 @@ test('compares two runs, one with a business-logic step turned off', async () =>
   const b = (
     await shop.post('/api/v1/ranking', { ...REQUEST, overrides: { skip_business_logic: ['FeaturedBrand'] } })
   ).json() as Ranked;
-  const rank = (body: Ranked) => new Map(body.ranked_candidates.map((c, i) => [c.candidate_id, String(i + 1)]));
+  const rank = (body: Ranked) =>
+    new Map(body.ranked_candidates.map((c, i) => [c.candidate_id, String(i + 1)]));
   const [ranksA, ranksB] = [rank(a), rank(b)];
   assert.ok(
     [...ranksA].some(([id, r]) => ranksB.get(id) !== r),
@@ -157,9 +205,12 @@ test('compares two runs, one with a business-logic step turned off', async () =>
 });
 
 test('looks up an entity: indexed attributes and feature rows with freshness', async () => {
-  const entity = (await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ['p1'] })).json()
-    .entities.p1 as Record<string, unknown>;
-  const rows = (await shop.post('/api/v1/features/get', { feature_view: 'product_stats', entity_ids: ['p1'] })).json();
+  const entity = (
+    await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ['p1'] })
+  ).json().entities.p1 as Record<string, unknown>;
+  const rows = (
+    await shop.post('/api/v1/features/get', { feature_view: 'product_stats', entity_ids: ['p1'] })
+  ).json();
   const page = await browser.page();
   await page.goto(`${base}/console`);
   await page.click('button[name=tab-Entity]');
@@ -169,14 +220,22 @@ test('looks up an entity: indexed attributes and feature rows with freshness', a
   await page.locator('.entity .attributes').waitFor();
   const attributes = await page
     .locator('.entity .attributes tr')
-    .evaluateAll((trs) => trs.map((tr) => [tr.querySelector('th')?.textContent, tr.querySelector('td')?.textContent]));
-  assert.deepEqual(Object.fromEntries(attributes), Object.fromEntries(
-    Object.entries(entity).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
-  ));
+    .evaluateAll((trs) =>
+      trs.map((tr) => [tr.querySelector('th')?.textContent, tr.querySelector('td')?.textContent]),
+    );
+  assert.deepEqual(
+    Object.fromEntries(attributes),
+    Object.fromEntries(
+      Object.entries(entity).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    ),
+  );
   const view = page.locator('.feature-view[data-view=product_stats]');
   await view.waitFor();
-  assert.equal(await view.locator('.state').innerText(), rows.results[0].views.product_stats.state);
-  assert.match(await view.locator('h3').innerText(), new RegExp(rows.results[0].views.product_stats.event_timestamp));
+  assert.equal(await text(view.locator('.state')), rows.results[0].views.product_stats.state);
+  assert.match(
+    await text(view.locator('h3')),
+    new RegExp(rows.results[0].views.product_stats.event_timestamp),
+  );
   const shown = await view.locator('table.features th').allTextContents();
   assert.deepEqual(shown, Object.keys(rows.results[0].values));
   await browser.screenshot(page, 'entity');
@@ -191,8 +250,8 @@ test('shows a bad request’s error as the API gave it', async () => {
   await page.click('button[name=run]');
   const box = page.locator('.error');
   await box.waitFor();
-  assert.match(await box.locator('strong').innerText(), /HTTP 422/);
-  assert.deepEqual(JSON.parse(await box.locator('pre').innerText()), expected.json());
+  assert.match(await text(box.locator('strong')), /HTTP 422/);
+  assert.deepEqual(JSON.parse(await text(box.locator('pre'))), expected.json());
   await browser.screenshot(page, 'bad-request');
   // Text that is not JSON goes as it is: rankd's parser error, also as given.
   const unparsable = await shop.server.inject({
@@ -204,7 +263,28 @@ test('shows a bad request’s error as the API gave it', async () => {
   await page.fill('textarea[name=request-json]', '{"request_id": ');
   await page.click('button[name=run]');
   await page.locator('.error strong', { hasText: `HTTP ${unparsable.statusCode}` }).waitFor();
-  assert.deepEqual(JSON.parse(await box.locator('pre').innerText()), unparsable.json());
+  assert.deepEqual(JSON.parse(await text(box.locator('pre'))), unparsable.json());
+  await page.close();
+});
+
+test('shows request rates and stage percentiles read from /metrics', async () => {
+  await shop.post('/api/v1/ranking', REQUEST);
+  const metrics = (await shop.server.inject({ url: '/metrics' })).body;
+  const stages = [
+    ...metrics.matchAll(/rankd_pipeline_stage_duration_seconds_count\{pipeline="([^"]+)",stage="([^"]+)"\}/g),
+  ].map((m) => `${m[1]} · ${m[2]}`);
+  assert.ok(stages.length > 0, metrics);
+  const page = await browser.page();
+  await page.goto(`${base}/console`);
+  await page.click('button[name=tab-Live]');
+  await page.locator('table.stages tbody tr').first().waitFor();
+  assert.deepEqual((await page.locator('table.stages tbody th').allTextContents()).sort(), stages.sort());
+  const hydrate = page.locator('table.stages tbody tr', { hasText: '· hydrate' });
+  assert.match(await text(hydrate.locator('td').nth(1)), /^[\d.e-]+ ms$/);
+  // Rates need two reads of /metrics: the row appears with the second.
+  await page.locator('table.rates tr', { hasText: '/api/v1/ranking' }).waitFor();
+  assert.match(await text(page.locator('table.rates tr', { hasText: '/api/v1/ranking' })), /\d/);
+  await browser.screenshot(page, 'live');
   await page.close();
 });
 
@@ -221,7 +301,7 @@ test('asks for an API key when keys are on, and sends it', async () => {
   await page.click('form.key-prompt button[type=submit]');
   await page.locator('h1', { hasText: 'shop' }).waitFor();
   assert.equal(await prompt.count(), 0);
-  assert.equal(await page.evaluate(() => sessionStorage.getItem('rankd-console-api-key')), API_KEY);
+  assert.equal(await page.evaluate("sessionStorage.getItem('rankd-console-api-key')"), API_KEY);
   await page.click('button[name=raw-json]');
   await page.fill('textarea[name=request-json]', JSON.stringify(REQUEST));
   await page.click('button[name=run]');

@@ -32,8 +32,13 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
     setError(undefined);
     setFound(undefined);
     try {
-      const index = await postJson<EntityGetResponse>('/api/v1/entities/get', { entity_type: type, entity_ids: [id] });
-      const views = (meta?.feature_views ?? []).filter((v) => v.entity_types.length === 1 && v.entity_types[0] === type);
+      const index = await postJson<EntityGetResponse>('/api/v1/entities/get', {
+        entity_type: type,
+        entity_ids: [id],
+      });
+      const views = (meta?.feature_views ?? []).filter(
+        (v) => v.entity_types.length === 1 && v.entity_types[0] === type,
+      );
       const rows = await Promise.all(
         views.map(async ({ name }) => {
           const answer = await postJson<FeatureGetResponse>('/api/v1/features/get', {
@@ -67,7 +72,11 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
       {found && (
         <div class="entity">
           <h3>Indexed attributes</h3>
-          {found.attributes ? <AttributeTable attributes={found.attributes} /> : <p class="hint">Not in the index.</p>}
+          {found.attributes ? (
+            <AttributeTable attributes={found.attributes} />
+          ) : (
+            <p class="hint">Not in the index.</p>
+          )}
           {found.views.map(({ view, result }) => {
             const state = result?.views[view];
             return (
@@ -87,7 +96,9 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
                     {Object.entries(result?.values ?? {}).map(([name, value]) => (
                       <tr key={name}>
                         <th>{name}</th>
-                        <td class="num">{Array.isArray(value) ? `[${value.map(format).join(', ')}]` : format(value)}</td>
+                        <td class="num">
+                          {Array.isArray(value) ? `[${value.map(format).join(', ')}]` : format(value)}
+                        </td>
                         <td class="hint">{result?.defaulted.includes(name) ? 'default' : ''}</td>
                       </tr>
                     ))}

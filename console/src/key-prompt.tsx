@@ -37,7 +37,6 @@ export function KeyPrompt() {
         <input
           name="api-key"
           type="password"
-          autoFocus
           value={key}
           onInput={(e) => setKey(e.currentTarget.value)}
           aria-label="API key"

@@ -2,11 +2,25 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { getBody } from './api.js';
 import { format } from './bars.js';
 import { ErrorBox } from './error-box.js';
-import { type Buckets, difference, histograms, parsePrometheus, quantile, type Sample } from './prometheus.js';
+import {
+  type Buckets,
+  difference,
+  histograms,
+  parsePrometheus,
+  quantile,
+  type Sample,
+} from './prometheus.js';
 
 const EVERY_MS = 2000;
 /** The console's own reads, left out of the request rate. */
-const OWN_ROUTES = new Set(['/metrics', '/console', '/console/', '/console/app.json', '/console/assets/:file', '/openapi.json']);
+const OWN_ROUTES = new Set([
+  '/metrics',
+  '/console',
+  '/console/',
+  '/console/app.json',
+  '/console/assets/:file',
+  '/openapi.json',
+]);
 
 interface Scrape {
   at: number;
@@ -19,6 +33,14 @@ interface Row {
   p50: number | undefined;
   p99: number | undefined;
   count: number;
+}
+
+/** `pipeline=shop,stage=model` as `shop · model`. */
+function labelOf(key: string): string {
+  return key
+    .split(',')
+    .map((pair) => pair.slice(pair.indexOf('=') + 1))
+    .join(' · ');
 }
 
 function scrape(samples: readonly Sample[], at: number): Scrape {
@@ -47,9 +69,15 @@ export function LiveView() {
         const before = last.current;
         if (before !== undefined) {
           const seconds = (now.at - before.at) / 1000;
-          setRates([...now.requests].map(([route, n]) => [route, (n - (before.requests.get(route) ?? 0)) / seconds]));
+          const rates = [...now.requests].map(([route, n]): [string, number] => [
+            route,
+            (n - (before.requests.get(route) ?? 0)) / seconds,
+          ]);
+          setRates(rates.sort((a, b) => b[1] - a[1]));
         }
-        const recent = [...now.stages].map(([key, buckets]) => [key, difference(buckets, before?.stages.get(key))] as const);
+        const recent = [...now.stages].map(
+          ([key, buckets]) => [key, difference(buckets, before?.stages.get(key))] as const,
+        );
         const anyRecent = before !== undefined && recent.some(([, b]) => (b.at(-1)?.count ?? 0) > 0);
         setWindow(anyRecent ? 'last 2 s' : 'since start');
         setRows(
@@ -101,7 +129,7 @@ export function LiveView() {
         <tbody>
           {rows.map((row) => (
             <tr key={row.key}>
-              <th>{row.key}</th>
+              <th>{labelOf(row.key)}</th>
               <td class="num">{row.count}</td>
               <td class="num">{ms(row.p50)}</td>
               <td class="num">{ms(row.p99)}</td>

@@ -58,7 +58,13 @@ function App() {
         <h1>rankd console{meta ? `: ${meta.app}` : ''}</h1>
         <nav class="tabs">
           {TABS.map((name) => (
-            <button type="button" key={name} name={`tab-${name}`} class={tab === name ? 'active' : ''} onClick={() => setTab(name)}>
+            <button
+              type="button"
+              key={name}
+              name={`tab-${name}`}
+              class={tab === name ? 'active' : ''}
+              onClick={() => setTab(name)}
+            >
               {name}
             </button>
           ))}
@@ -77,7 +83,9 @@ function App() {
         <ErrorBox error={error} />
         {(tab === 'Rank' || tab === 'Compare') && !workspace && document && <p>The app has no pipeline.</p>}
         {tab === 'Rank' && workspace && <RankView workspace={workspace} />}
-        {tab === 'Compare' && workspace && <CompareView key={workspace.pipeline.path} workspace={workspace} />}
+        {tab === 'Compare' && workspace && (
+          <CompareView key={workspace.pipeline.path} workspace={workspace} />
+        )}
         {tab === 'Entity' && <EntityView meta={meta} />}
         {tab === 'Live' && <LiveView />}
       </main>

@@ -19,7 +19,8 @@ export function parsePrometheus(text: string): Sample[] {
     if (match === null) continue;
     const labels: Record<string, string> = {};
     for (const [, key, raw] of (match[2] ?? '').matchAll(LABEL))
-      if (key !== undefined && raw !== undefined) labels[key] = raw.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
+      if (key !== undefined && raw !== undefined)
+        labels[key] = raw.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c));
     samples.push({ name: match[1] ?? '', labels, value: Number(match[3]) });
   }
   return samples;
@@ -67,5 +68,8 @@ export function histograms(samples: readonly Sample[], name: string): Map<string
 /** `later - earlier`, bucket by bucket (what happened between two scrapes). */
 export function difference(later: Buckets, earlier: Buckets | undefined): Buckets {
   if (earlier === undefined) return later;
-  return later.map(({ le, count }) => ({ le, count: count - (earlier.find((b) => b.le === le)?.count ?? 0) }));
+  return later.map(({ le, count }) => ({
+    le,
+    count: count - (earlier.find((b) => b.le === le)?.count ?? 0),
+  }));
 }

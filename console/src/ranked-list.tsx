@@ -104,7 +104,13 @@ function RequestFacts({ explanation }: { explanation: NonNullable<RankingRespons
   );
 }
 
-function Explanation({ candidate, entityType }: { candidate: RankedCandidate; entityType: string | undefined }) {
+function Explanation({
+  candidate,
+  entityType,
+}: {
+  candidate: RankedCandidate;
+  entityType: string | undefined;
+}) {
   const explanation = candidate.explanation;
   return (
     <div class="explanation">
@@ -205,7 +211,12 @@ function Attributes({ entityType, id }: { entityType: string; id: string | numbe
       </>
     );
   if (attributes === null) return <p class="hint">Not in the index.</p>;
-  return <AttributeTable attributes={attributes} />;
+  return (
+    <>
+      <h4>Indexed attributes</h4>
+      <AttributeTable attributes={attributes} />
+    </>
+  );
 }
 
 /** An entity's attributes, one row each. */

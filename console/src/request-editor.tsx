@@ -54,7 +54,9 @@ export function RequestEditor({ document, meta, pipeline, idField, text, onText 
       </div>
       {raw || body === undefined ? (
         <>
-          {body === undefined && !raw && <p class="hint">The JSON does not parse: the form needs an object.</p>}
+          {body === undefined && !raw && (
+            <p class="hint">The JSON does not parse: the form needs an object.</p>
+          )}
           <textarea
             name="request-json"
             rows={16}
@@ -116,7 +118,9 @@ function Field({ name, schema, required, value, onChange }: FieldProps) {
           name={`field-${name}`}
           placeholder={nested}
           value={String(inner[nested] ?? '')}
-          onInput={(e) => onChange(e.currentTarget.value === '' ? undefined : { ...inner, [nested]: e.currentTarget.value })}
+          onInput={(e) =>
+            onChange(e.currentTarget.value === '' ? undefined : { ...inner, [nested]: e.currentTarget.value })
+          }
         />
       </label>
     );
@@ -137,7 +141,11 @@ function Field({ name, schema, required, value, onChange }: FieldProps) {
     return (
       <label>
         {label}
-        <select name={`field-${name}`} value={String(value ?? '')} onChange={(e) => onChange(e.currentTarget.value)}>
+        <select
+          name={`field-${name}`}
+          value={String(value ?? '')}
+          onChange={(e) => onChange(e.currentTarget.value)}
+        >
           <option value="" />
           {schema.enum.map((option) => (
             <option key={String(option)}>{String(option)}</option>
@@ -235,7 +243,11 @@ function Candidates({ meta, idField, value, onChange }: CandidatesProps) {
                   </li>
                 ))}
               </ul>
-              <button type="button" name="use-picked" onClick={() => onChange([...chosen].map((id) => ({ [idField]: id })))}>
+              <button
+                type="button"
+                name="use-picked"
+                onClick={() => onChange([...chosen].map((id) => ({ [idField]: id })))}
+              >
                 Use the checked ones as candidates
               </button>
             </>

@@ -13,14 +13,23 @@ export interface Overrides {
  * Sends `text` to the pipeline, with `explain: true` (when its schema has it) and `overrides`.
  * Text that is not a JSON object is sent as it is: rankd's own error then says what is wrong.
  */
-export function runPipeline(pipeline: PipelineInfo, text: string, overrides?: Overrides): Promise<RankingResponse> {
+export function runPipeline(
+  pipeline: PipelineInfo,
+  text: string,
+  overrides?: Overrides,
+): Promise<RankingResponse> {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return postJson<RankingResponse>(pipeline.path, text);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || pipeline.schema.properties?.explain === undefined)
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    pipeline.schema.properties?.explain === undefined
+  )
     return postJson<RankingResponse>(pipeline.path, body);
   const hasOverrides = overrides !== undefined && Object.keys(overrides).length > 0;
   return postJson<RankingResponse>(pipeline.path, {
