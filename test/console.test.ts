@@ -98,6 +98,23 @@ test('the console is served by rankd, with assets from the server only', async (
   assert.equal((await fetch(`${base}/console/assets/..%2Fpackage.json`)).status, 404);
 });
 
+test('with API keys on, the page and its assets are public and the app description needs a key', async () => {
+  const html = await (await fetch(`${keyedBase}/console`)).text();
+  const script = /src="([^"]+)"/.exec(html)?.[1];
+  assert.ok(script, html);
+  assert.equal((await fetch(`${keyedBase}${script}`)).status, 200);
+  const refused = await fetch(`${keyedBase}/console/app.json`);
+  assert.equal(refused.status, 401);
+  assert.equal(((await refused.json()) as { error_code: string }).error_code, 'RANKD_UNAUTHORIZED');
+  const described = await fetch(`${keyedBase}/console/app.json`, { headers: { 'x-api-key': API_KEY } });
+  assert.equal(described.status, 200);
+  const body = (await described.json()) as { entity_types: Array<{ name: string; id_field: string }> };
+  assert.ok(body.entity_types.some((t) => t.name === 'product' && t.id_field === 'product_id'));
+  const missing = await fetch(`${keyedBase}/console/assets/nothing.js`);
+  assert.equal(missing.status, 404);
+  assert.equal(((await missing.json()) as { error_code: string }).error_code, 'RANKD_NOT_FOUND');
+});
+
 test('runs a ranking and shows the first candidate’s explanation', async () => {
   const expected = (await shop.post('/api/v1/ranking', { ...REQUEST, explain: true })).json() as Ranked;
   const page = await consoleWith(REQUEST);
