@@ -3,7 +3,19 @@
  * @module
  */
 
-/** TypeBox's builder, re-exported so apps declare entity fields without another dependency. */
+/**
+ * TypeBox's builder, re-exported so apps declare entity fields without another dependency.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, Type } from 'rankd';
+ *
+ * export const Order = defineEntity({
+ *   name: 'order',
+ *   fields: { amount: Type.Number({ default: 0 }), note: Type.Optional(Type.String()) },
+ * });
+ * ```
+ */
 export { default as Type, type Static } from 'typebox';
 export {
   type AppOptions,
@@ -116,6 +128,7 @@ export type { AssignedVariant } from './request/request-context.js';
 export {
   currentContext,
   type EntityRef,
+  get_feature,
   getFeature,
   getFeatures,
   identifierOf,

@@ -543,6 +543,6 @@ describe('the query entity', () => {
     const res = await rank({ request_id: 'q1', query: { query: true }, candidates: ONLY_IDS.slice(0, 3) });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body.detail[0].loc, ['body', 'query', 'query']);
-    assert.equal(res.body.detail[0].msg, 'must be string or number');
+    assert.equal(res.body.detail[0].msg, 'query.query: expected a string or a number, got true');
   });
 });

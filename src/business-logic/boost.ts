@@ -4,7 +4,22 @@ import { type BusinessLogicStep, defineBusinessLogic } from './define-business-l
 import { figure, type KeyBy, keyLabel, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/** How {@link boost} is configured. */
+/**
+ * How {@link boost} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type BoostOptions, boost } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: BoostOptions<typeof Product> = {
+ *   entity: Product,
+ *   by: 'brand',
+ *   values: { 'Ember & Wick': 0.3 },
+ * };
+ * export const FeaturedBrand = boost(options);
+ * ```
+ */
 export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What the keys of `values` are matched against: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -21,8 +36,12 @@ export interface BoostOptions<E extends EntityType = EntityType> extends StepOpt
  *
  * @example
  * ```ts
- * boost({ by: 'brand', values: { acme: 5, globex: 2 } })
- * boost({ by: 'categories', values: { sale: 1.5 }, mode: 'multiply' })
+ * import { boost } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // +0.3 for a brand; ×1.5 for products in the `sale` category (arrays count once, largest value).
+ * export const FeaturedBrand = boost({ entity: Product, by: 'brand', values: { 'Ember & Wick': 0.3 } });
+ * export const Sale = boost({ entity: Product, by: 'categories', values: { sale: 1.5 }, mode: 'multiply' });
  * ```
  */
 export function boost<E extends EntityType = EntityType>(options: BoostOptions<E>): BusinessLogicStep<E> {

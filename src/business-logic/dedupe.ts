@@ -3,7 +3,18 @@ import { type BusinessLogicStep, defineBusinessLogic } from './define-business-l
 import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/** How {@link dedupe} is configured. */
+/**
+ * How {@link dedupe} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type DedupeOptions, dedupe } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: DedupeOptions<typeof Product> = { entity: Product, by: (product) => product.title };
+ * export const OnePerTitle = dedupe(options);
+ * ```
+ */
 export interface DedupeOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What makes two candidates duplicates: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -17,8 +28,14 @@ export interface DedupeOptions<E extends EntityType = EntityType> extends StepOp
  *
  * @example
  * ```ts
- * dedupe({ by: 'title' })          // one product per title
- * dedupe({ by: (p) => p.group_id }) // one per variant group
+ * import { dedupe } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Keeps the highest-scored candidate of each title; case and spaces do not tell titles apart.
+ * export const OnePerTitle = dedupe({
+ *   entity: Product,
+ *   by: (product) => product.title?.trim().toLowerCase(),
+ * });
  * ```
  */
 export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {

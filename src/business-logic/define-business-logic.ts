@@ -4,7 +4,25 @@ import type { Component } from '../request/component.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** A candidate with its current score, as business logic sees it. */
+/**
+ * A candidate with its current score, as business logic sees it.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, type ScoredCandidate } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const halveUnpriced = (candidate: ScoredCandidate<typeof Product>) => {
+ *   if (candidate.entity.price == null) candidate.score /= 2;
+ *   return candidate;
+ * };
+ * export const Unpriced = defineBusinessLogic({
+ *   name: 'Unpriced',
+ *   entity: Product,
+ *   apply: (candidates) => candidates.map(halveUnpriced),
+ * });
+ * ```
+ */
 export interface ScoredCandidate<E extends EntityType = EntityType> {
   /** The hydrated candidate. */
   readonly entity: EntityOf<E>;
@@ -44,8 +62,22 @@ export interface StepChange<E extends EntityType = EntityType> {
 /**
  * A business-logic step: gets the candidates sorted by descending score, returns them with
  * changed scores (or fewer of them); the pipeline re-sorts after every step.
+ *
+ * @example
+ * ```ts
+ * import type { BusinessLogicStep } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // A step without defineBusinessLogic: any object of this shape will do.
+ * export const Cheapest: BusinessLogicStep<typeof Product> = {
+ *   name: 'Cheapest',
+ *   apply: (candidates) =>
+ *     candidates.map((c) => ({ ...c, score: c.score - (c.entity.price ?? 0) / 100 })),
+ * };
+ * ```
  */
 export interface BusinessLogicStep<E extends EntityType = EntityType> extends Component {
+  /** Returns the candidates to keep, with their new scores; they arrive sorted by descending score. */
   apply(
     candidates: Array<ScoredCandidate<E>>,
     request: RankdRequest,
@@ -76,7 +108,27 @@ export function sortByScore<T extends { score: number }>(items: T[]): T[] {
   return items;
 }
 
-/** Declares a business-logic step. */
+/**
+ * Declares a business-logic step.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, getFeature } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Pushes sold-out products down; reads a real-time feature, so it lists it.
+ * export const SoldOutDemotion = defineBusinessLogic({
+ *   name: 'SoldOutDemotion',
+ *   entity: Product,
+ *   features: ['realtime_product:in_stock'],
+ *   apply(candidates) {
+ *     for (const candidate of candidates)
+ *       if (getFeature(candidate.entity, 'realtime_product:in_stock') === false) candidate.score -= 1;
+ *     return candidates;
+ *   },
+ * });
+ * ```
+ */
 export function defineBusinessLogic<E extends EntityType>(
   options: BusinessLogicStep<E> & { entity?: E },
 ): BusinessLogicStep<E> {

@@ -3,7 +3,21 @@ import type { RankdRequest } from '../features/define-realtime-features.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { componentOf, type StepOptions } from './step-options.js';
 
-/** How {@link filter} is configured. */
+/**
+ * How {@link filter} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type FilterOptions, filter } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: FilterOptions<typeof Product> = {
+ *   entity: Product,
+ *   keep: (product) => (product.price ?? 0) > 0,
+ * };
+ * export const Priced = filter(options);
+ * ```
+ */
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** True for the candidates to keep. */
   keep: (entity: EntityOf<E>, score: number, request: RankdRequest) => boolean;
@@ -17,7 +31,15 @@ export interface FilterOptions<E extends EntityType = EntityType> extends StepOp
  *
  * @example
  * ```ts
- * filter({ name: 'in_stock', keep: (product) => (product.number_in_stock ?? 0) > 0 })
+ * import { filter } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Drops sold-out products when the request asks for `in_stock_only`.
+ * export const InStockOnly = filter({
+ *   name: 'InStockOnly',
+ *   entity: Product,
+ *   keep: (product, _score, request) => request.in_stock_only !== true || product.number_in_stock !== 0,
+ * });
  * ```
  */
 export function filter<E extends EntityType = EntityType>(options: FilterOptions<E>): BusinessLogicStep<E> {

@@ -9,10 +9,25 @@ type MaybePromise<T> = T | Promise<T>;
 
 export type { Scores } from './scores.js';
 
-/** A model: scores a batch of entities. Reads features with `getFeature`. */
+/**
+ * A model: scores a batch of entities. Reads features with `getFeature`.
+ *
+ * @example
+ * ```ts
+ * import type { Model } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Any object of this shape is a model; defineModel only checks it.
+ * export const ByPrice: Model<typeof Product> = {
+ *   name: 'ByPrice',
+ *   score: (products) => products.map((product) => -(product.price ?? 0)),
+ * };
+ * ```
+ */
 export interface Model<E extends EntityType = EntityType> extends Component {
   /** Recorded in MODEL events, so training data says which model scored. */
   readonly version?: string;
+  /** One score per entity, in order; a missing or non-finite score ranks as 0. */
   score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<Scores>;
   /**
    * Optional: scores the batch as `score` does and says why, one {@link Explanation} per entity
@@ -42,9 +57,19 @@ export interface ModelOptions<E extends EntityType> extends Model<E> {
  *
  * @example
  * ```ts
- * const RankingModel = defineModel({
- *   name: 'RankingModel', entity: Product, features: ['text_match:title'],
- *   score: (products) => products.map((p) => Number(getFeature(p, 'text_match:title'))),
+ * import { defineModel, featureColumns } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // A weighted sum of two features; one number per product, in order.
+ * export const RankingModel = defineModel({
+ *   name: 'RankingModel',
+ *   version: '1',
+ *   entity: Product,
+ *   features: ['text_match:title', 'product_stats:popularity'],
+ *   score(products) {
+ *     const [title, popularity] = featureColumns(products, ['text_match:title', 'product_stats:popularity']);
+ *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0));
+ *   },
  * });
  * ```
  */

@@ -28,10 +28,46 @@ import {
   requestEntitySchema,
 } from './request-schema.js';
 
-/** Most candidates in one ranking request unless the pipeline says otherwise. */
+/**
+ * Most candidates in one ranking request unless the pipeline says otherwise.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_CANDIDATES, defineRankingPipeline } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Twice the default number of candidates a request may send.
+ * export const Wide = defineRankingPipeline({
+ *   name: 'Wide',
+ *   path: '/wide',
+ *   candidate: Product,
+ *   model: RankingModel,
+ *   maxCandidates: 2 * DEFAULT_MAX_CANDIDATES,
+ * });
+ * ```
+ */
 export const DEFAULT_MAX_CANDIDATES = 1000;
 
-/** How a ranking pipeline is declared. */
+/**
+ * How a ranking pipeline is declared.
+ *
+ * @example
+ * ```ts
+ * import { defineRankingPipeline, type RankingPipelineOptions } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: RankingPipelineOptions<typeof Product> = {
+ *   name: 'Similar',
+ *   path: '/similar',
+ *   candidate: Product,
+ *   model: RankingModel,
+ *   example: { request_id: 'r1', candidates: [{ product_id: 'p1' }, { product_id: 'p2' }] },
+ * };
+ * export const Similar = defineRankingPipeline(options);
+ * ```
+ */
 export interface RankingPipelineOptions<E extends EntityType> {
   /** Route name, used in the operationId: `MyRankingPipeline` → `MyRankingPipeline_api_v1_ranking_post`. */
   name: string;
@@ -48,7 +84,7 @@ export interface RankingPipelineOptions<E extends EntityType> {
   model: Model<E>;
   /** Steps run in order on the scored, sorted candidates. */
   businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /** @defaultValue 1000 */
   maxCandidates?: number;
@@ -89,7 +125,29 @@ function paginationOf(request: RankingRequest): Pagination {
 
 /**
  * Declares a ranking pipeline: hydrated candidates → model scores → business logic → stable sort
- * by descending score → one page. See docs/ranking.md.
+ * by descending score → one page. See docs/reference/ranking.md.
+ *
+ * @example
+ * ```ts
+ * import { defineRankingPipeline, Type, UserEntity } from 'rankd';
+ * import { FeaturedBrand, InStockOnly, SoldOutDemotion } from './pipelines/product-ranking/business-logic.js';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { ProductFacts, UserAffinity } from './pipelines/product-ranking/realtime-features.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { TextMatch } from './pipelines/product-ranking/text-match.js';
+ *
+ * // POST /api/v1/ranking: hydrate, features, model, business logic, one page.
+ * export const MyRankingPipeline = defineRankingPipeline({
+ *   name: 'MyRankingPipeline',
+ *   path: '/ranking',
+ *   candidate: Product,
+ *   entities: { user: UserEntity },
+ *   fields: { in_stock_only: Type.Optional(Type.Boolean({ default: false })) },
+ *   realtimeFeatures: [TextMatch, ProductFacts, UserAffinity],
+ *   model: RankingModel,
+ *   businessLogic: [InStockOnly, SoldOutDemotion, FeaturedBrand],
+ * });
+ * ```
  */
 export function defineRankingPipeline<E extends EntityType>(options: RankingPipelineOptions<E>): Pipeline {
   const maxCandidates = options.maxCandidates ?? DEFAULT_MAX_CANDIDATES;

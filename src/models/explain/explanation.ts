@@ -3,7 +3,23 @@ import type { RowContributions } from './tree-shap.js';
 
 /**
  * Why one candidate got its score: the model's inputs and, where the model can say it, how much
- * each input moved the score. See docs/models.md, "Explanations".
+ * each input moved the score. See docs/reference/models.md, "Explanations".
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, type Explanation, linearModel } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * export const Why = defineBusinessLogic({
+ *   name: 'Why',
+ *   async apply(candidates, request) {
+ *     const explanations: readonly Explanation[] = await Ctr.explain(candidates.map((c) => c.entity), request);
+ *     // bias + Σ contributions = margin, for the models that can tell.
+ *     for (const e of explanations) if (e.available) console.log(e.margin, e.bias, e.contributions);
+ *     return candidates;
+ *   },
+ * });
+ * ```
  */
 export interface Explanation {
   /** The score `score` gives this candidate (after the output transform, e.g. a sigmoid); null for no score. */
@@ -27,7 +43,26 @@ export interface Explanation {
   readonly stages?: readonly StageExplanation[];
 }
 
-/** One model of a chain explained: an {@link Explanation} with the model's name. */
+/**
+ * One model of a chain explained: an {@link Explanation} with the model's name.
+ *
+ * @example
+ * ```ts
+ * import { chainModels, defineBusinessLogic, linearModel, type StageExplanation } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * const Chain = chainModels({ name: 'ranking', models: [Ctr] });
+ * export const Stages = defineBusinessLogic({
+ *   name: 'Stages',
+ *   async apply(candidates, request) {
+ *     const [first] = await Chain.explain(candidates.map((c) => c.entity), request);
+ *     const stages: readonly StageExplanation[] = first?.stages ?? [];
+ *     for (const stage of stages) console.log(stage.model, stage.score);
+ *     return candidates;
+ *   },
+ * });
+ * ```
+ */
 export interface StageExplanation extends Explanation {
   readonly model: string;
 }
