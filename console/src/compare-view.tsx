@@ -36,7 +36,8 @@ function overridesOf(setup: Setup): Overrides {
 }
 
 function positions(response: RankingResponse | undefined): Map<string, number> {
-  return new Map(response?.ranked_candidates.map((c, i) => [String(c.candidate_id), i + 1]) ?? []);
+  const ranked = Array.isArray(response?.ranked_candidates) ? response.ranked_candidates : [];
+  return new Map(ranked.map((c, i) => [String(c.candidate_id), i + 1]));
 }
 
 /** Two runs side by side: the same request or two, with a variant, a model or steps changed. */
@@ -62,7 +63,7 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
       }),
     );
     setOutcomes([done[0] ?? {}, done[1] ?? {}]);
-    const seen = done.flatMap((o) => o.response?.ranked_candidates[0]?.explanation?.business_logic ?? []);
+    const seen = done.flatMap((o) => o.response?.ranked_candidates?.[0]?.explanation?.business_logic ?? []);
     if (seen.length > 0) setSteps([...new Set([...steps, ...seen.map((s) => s.step)])]);
   };
   const [a, b] = [outcomes[0].response, outcomes[1].response];
@@ -126,7 +127,7 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
               </label>
             </div>
             <ErrorBox error={outcomes[side].error} />
-            {outcomes[side].response && (
+            {Array.isArray(outcomes[side].response?.ranked_candidates) && outcomes[side].response && (
               <RankedList
                 response={outcomes[side].response}
                 entityType={workspace.entityType}

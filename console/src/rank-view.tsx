@@ -32,7 +32,13 @@ export function RankView({ workspace }: { workspace: Workspace }) {
       </div>
       <div>
         <ErrorBox error={error} />
-        {response && <RankedList response={response} entityType={workspace.entityType} />}
+        {response &&
+          (Array.isArray(response.ranked_candidates) ? (
+            <RankedList response={response} entityType={workspace.entityType} />
+          ) : (
+            // A single-entity pipeline answers in its app's own shape: shown as it came.
+            <pre class="answer">{JSON.stringify(response, null, 2)}</pre>
+          ))}
       </div>
     </section>
   );
