@@ -21,6 +21,7 @@ import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
 import { hideRoutesWithoutSchema } from './openapi-document.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
@@ -202,6 +203,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     registerPipelineRoutes(server, services);
     registerFeedbackRoute(server, services);
     registerModelReloadRoute(server, services);
+    registerConsoleRoutes(server, app);
     if (!options.documentOnly) {
       redis.connect();
       await app.initialize({ log: server.log });
