@@ -80,12 +80,27 @@ module.exports = {
       from: { path: '^src/client/' },
       to: { pathNot: '^src/client/' },
     },
+    {
+      name: 'console-apart',
+      comment:
+        'The console (console/) is browser code built by Vite: it talks to rankd over HTTP only and imports nothing of the server, the tests or the scripts.',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(src|test|scripts|bench|bin|template)/' },
+    },
+    {
+      name: 'no-console-in-src',
+      comment: 'src/ never imports the console: rankd serves its built files (dist/console/) as they are.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^console/' },
+    },
     ...upward,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js'] },
   },
 };

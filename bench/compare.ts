@@ -13,6 +13,8 @@
  * - `BENCH_COMPARE_A_ARGS`, `BENCH_COMPARE_B_ARGS`: extra Node flags per side (space-separated).
  * - `BENCH_COMPARE_A_ENV`, `BENCH_COMPARE_B_ENV`: extra rankd settings per side, space-separated
  *   `NAME=value` (e.g. `FAST_PATHS=false`: one build with its fast paths on and off).
+ * - `BENCH_COMPARE_A_BODY`, `BENCH_COMPARE_B_BODY`: JSON fields added to every request of that
+ *   side (e.g. `{"explain":true}`: one build answering with and without explanations).
  * - `BENCH_COMPARE_CASE`: `b` (default) or `a`, the rank benchmark's cases.
  * - `BENCH_COMPARE_BLOCKS`: blocks (default 12; 2 with `--quick`).
  * - `BENCH_COMPARE_BLOCKS_PER_START`: blocks between fresh starts of both servers (default 4).
@@ -56,6 +58,8 @@ interface Side {
   readonly nodeArgs: readonly string[];
   /** Settings this side's server gets on top of the benchmark's. */
   readonly env: Readonly<Record<string, string>>;
+  /** Fields added to every request body of this side (`BENCH_COMPARE_<side>_BODY`). */
+  readonly body: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** A side's server, ready to measure. */
@@ -79,7 +83,9 @@ function sideOf(name: 'A' | 'B', defaultSource: string): Side {
     if (at < 1) throw new Error(`BENCH_COMPARE_${name}_ENV: ${setting} is not NAME=value`);
     env[setting.slice(0, at)] = setting.slice(at + 1);
   }
-  return { name, source, nodeArgs, env };
+  const bodyText = process.env[`BENCH_COMPARE_${name}_BODY`];
+  const body = bodyText ? (JSON.parse(bodyText) as Record<string, unknown>) : undefined;
+  return { name, source, nodeArgs, env, body };
 }
 
 function caseToRun(): RankCase {
@@ -147,15 +153,25 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     cleanup.add(() => redis.stop());
     await loadTemplateData(builds[0] as PackageBuild, redis.url, products);
     const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 1);
+    // Each side's bodies with its extra fields, made before measuring.
+    const bodiesWith = new Map<object, string[]>();
+    for (const side of sides)
+      if (side.body !== undefined)
+        bodiesWith.set(
+          side.body,
+          requests.map((r) => JSON.stringify({ ...(JSON.parse(r.body) as object), ...side.body })),
+        );
     let offset = 0;
     /** One side's block: its figure (p50 ms or requests/s) and latencies; checks the first answers. */
     const measure = async (side: Serving, durationMs?: number) => {
       const base = offset;
       const requestOf = (seq: number) => requests[(base + seq) % requests.length] as RankRequest;
       const answers: string[] = [];
+      const bodies = side.body === undefined ? undefined : bodiesWith.get(side.body);
       const cpuBefore = await side.server.cpuMs();
       const call = async (seq: number) => {
-        answers[seq] = await side.http.postJson(RANK_PATH, requestOf(seq).body);
+        const body = bodies?.[(base + seq) % requests.length] ?? requestOf(seq).body;
+        answers[seq] = await side.http.postJson(RANK_PATH, body);
       };
       const result =
         durationMs !== undefined

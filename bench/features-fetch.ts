@@ -2,7 +2,7 @@
  * `npm run bench -- features-fetch` (issue 4, benchmark (a); `npm run bench -- features` runs it
  * with `features-load`): the stored-feature fetch inside the ranking path for 1000 candidates × 4
  * views × 10 float features, against the same MGET through the bare client in the same process.
- * In-process, no HTTP. See docs/performance.md for what each figure means.
+ * In-process, no HTTP. See docs/reference/performance.md for what each figure means.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';

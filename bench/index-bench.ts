@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- index`: the entity index over HTTP against its floor, the same work done
- * straight through the Redis client. See docs/performance.md for what each figure means.
+ * straight through the Redis client. See docs/reference/performance.md for what each figure means.
  */
 import { loadavg } from 'node:os';
 import { createClient } from 'redis';

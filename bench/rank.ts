@@ -2,7 +2,7 @@
  * `npm run bench -- rank`: the template's ranking pipeline over HTTP, with 100,000 products in the
  * index and both product feature views filled, against its floor: a bare route doing the same
  * Redis reads; one request at a time, also against the parsing floor: those reads with every
- * entity parsed. See docs/performance.md for what each figure means.
+ * entity parsed. See docs/reference/performance.md for what each figure means.
  */
 import { fileURLToPath } from 'node:url';
 import type { createClient } from 'redis';
@@ -474,7 +474,7 @@ function printTable(cases: Record<string, CaseFigures>): void {
 /**
  * Whether goal (b) could be met on this host in this run: no server that hydrates answers faster
  * than the parsing floor, whose own time moves with the host by half or more from day to day
- * (docs/performance.md), so a miss means little when the parsing floor alone is past the goal.
+ * (docs/reference/performance.md), so a miss means little when the parsing floor alone is past the goal.
  */
 function attainability(figures: CaseFigures): string {
   const parsing = figures.parsingFloor.unloaded.p50Ms;

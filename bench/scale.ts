@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- scale`: what one more worker buys and what data costs in Redis, for
- * docs/deploy.md's sizing table.
+ * docs/guides/deploy.md's sizing table.
  *
  * 1. Memory: 100,000 template products (≈ 300 B of JSON each) go into an empty Redis through
  *    rankd's own stores, then a row of each of the template's two product views per product

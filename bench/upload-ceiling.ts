@@ -4,7 +4,7 @@
  * ceiling server that only receives the body and forwards the same MSET (serve-upload-ceiling.ts:
  * no framework, no parsing, no checks), and the floor (the MSET straight from the client). The
  * ceiling's share of the floor bounds what rankd's upload can reach on this machine; the gap
- * between rankd and the ceiling is what rankd's own work costs. See docs/performance.md.
+ * between rankd and the ceiling is what rankd's own work costs. See docs/reference/performance.md.
  */
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';

@@ -4,7 +4,7 @@
  * and restarted twice and a worker is SIGKILLed once; then every acknowledged upload is read back.
  * Prints the counts and exits 1 when anything was lost, torn, hung, answered other than 200/503,
  * or the service did not survive. test/chaos.test.ts runs the same code for 25 s. See
- * docs/deploy.md ("Durability") for what the two fsync settings promise.
+ * docs/guides/deploy.md ("Durability") for what the two fsync settings promise.
  */
 import { parseArgs } from 'node:util';
 import { durabilityNote, printReport } from './chaos/print-report.js';

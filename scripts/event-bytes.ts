@@ -1,6 +1,6 @@
 /**
  * `npm run build && node --import tsx scripts/event-bytes.ts [requests]`: how many bytes of Redis
- * memory the event stream takes per ranking request, for sizing a Redis (docs/deploy.md). The
+ * memory the event stream takes per ranking request, for sizing a Redis (docs/guides/deploy.md). The
  * template app (from `dist/`, as `rankd run` serves it) ranks the spec's request shape — 24 of the
  * template's products for the query "candle", a page of 8 — `requests` times (2000 by default)
  * into a fresh test `redis-server`, with the default event kinds and with IMPRESSION and MODEL,

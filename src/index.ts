@@ -3,7 +3,19 @@
  * @module
  */
 
-/** TypeBox's builder, re-exported so apps declare entity fields without another dependency. */
+/**
+ * TypeBox's builder, re-exported so apps declare entity fields without another dependency.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, Type } from 'rankd';
+ *
+ * export const Order = defineEntity({
+ *   name: 'order',
+ *   fields: { amount: Type.Number({ default: 0 }), note: Type.Optional(Type.String()) },
+ * });
+ * ```
+ */
 export { default as Type, type Static } from 'typebox';
 export {
   type AppOptions,
@@ -19,6 +31,9 @@ export {
   type BusinessLogicStep,
   defineBusinessLogic,
   type ScoredCandidate,
+  type StepChange,
+  type StepNote,
+  type StepTrace,
 } from './business-logic/define-business-logic.js';
 export {
   type BoostOptions,
@@ -71,9 +86,9 @@ export {
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { DEGRADED_HEADER } from './http/degraded.js';
-export { defineModel, type Model, type Scores } from './models/define-model.js';
+export { defineModel, type Model, type ModelOptions, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
-export type { Explanation, StageExplanation } from './models/explain/explanation.js';
+export type { Explanation, ModelContributions, StageExplanation } from './models/explain/explanation.js';
 export { featureColumns, featureMatrix } from './models/feature-matrix.js';
 export type { FileModel, FileModelOptions, ReloadResult } from './models/file-model.js';
 export { type GbdtModelOptions, gbdtModel } from './models/gbdt-model.js';
@@ -113,6 +128,7 @@ export type { AssignedVariant } from './request/request-context.js';
 export {
   currentContext,
   type EntityRef,
+  get_feature,
   getFeature,
   getFeatures,
   identifierOf,

@@ -7,7 +7,7 @@
  * Redis runs as `rankd redis --durable` (appendfsync always): under that setting "nothing
  * acknowledged is lost" is a promise, so a loss is a bug. The default setting (everysec) leaves a
  * window of up to 2 s in which Redis acknowledges writes it has not yet handed to the AOF file;
- * `npm run chaos` runs that one by default and says so (docs/deploy.md, "Durability").
+ * `npm run chaos` runs that one by default and says so (docs/guides/deploy.md, "Durability").
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

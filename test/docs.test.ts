@@ -204,8 +204,12 @@ describe('the OpenAPI document for client generators', () => {
 
   test('descriptions that point to the docs link to them', async () => {
     const doc = (await fixture.server.inject({ method: 'GET', url: '/openapi.json' })).json();
-    assert.match(doc.info.description, /\[errors\]\(https:\/\/[^)]+\/docs\/errors\.md\)/);
+    assert.match(doc.info.description, /\[errors\]\(https:\/\/[^)]+\/docs\/reference\/errors\.md\)/);
     const text = JSON.stringify(doc);
-    assert.doesNotMatch(text.replace(/\]\([^)]*\)/g, ']()'), /(?<!\[)docs\/\w+\.md/, 'no bare docs/ path');
+    assert.doesNotMatch(
+      text.replace(/\]\([^)]*\)/g, ']()'),
+      /(?<!\[)docs\/[\w/-]+\.md/,
+      'no bare docs/ path',
+    );
   });
 });

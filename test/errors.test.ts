@@ -458,7 +458,7 @@ describe('500: unexpected errors never leak internals', () => {
   });
 });
 
-const ERRORS_DOC = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
+const ERRORS_DOC = readFileSync(new URL('../docs/reference/errors.md', import.meta.url), 'utf8');
 
 /** What `fn` throws (or its promise rejects with); fails when it does not. */
 async function thrown(fn: () => unknown): Promise<unknown> {
@@ -470,7 +470,7 @@ async function thrown(fn: () => unknown): Promise<unknown> {
   assert.fail('expected an error');
 }
 
-/** Asserts a catalogue error of `type` with `code` and `status`, whose status and code docs/errors.md lists. */
+/** Asserts a catalogue error of `type` with `code` and `status`, whose status and code docs/reference/errors.md lists. */
 function assertCatalogued<T>(
   error: unknown,
   type: abstract new (...args: never[]) => T,
@@ -482,12 +482,15 @@ function assertCatalogued<T>(
   assert.equal(error.code, code);
   assert.equal(error.statusCode, status);
   assert.ok(error.message.length > 0);
-  assert.ok(ERRORS_DOC.includes(`| ${status} | \`${code}\` |`), `docs/errors.md has a row ${status} ${code}`);
+  assert.ok(
+    ERRORS_DOC.includes(`| ${status} | \`${code}\` |`),
+    `docs/reference/errors.md has a row ${status} ${code}`,
+  );
   return error;
 }
 
 describe('the catalogue', () => {
-  test('every code is unique, RANKD_ and documented in docs/errors.md; the page names no other code', () => {
+  test('every code is unique, RANKD_ and documented in docs/reference/errors.md; the page names no other code', () => {
     const codes: string[] = Object.values(ErrorCode);
     assert.equal(new Set(codes).size, codes.length, 'no two names share a code');
     for (const code of codes) {
@@ -495,7 +498,7 @@ describe('the catalogue', () => {
       assert.match(ERRORS_DOC, new RegExp(`\\| \\d{3} \\| \`${code}\` \\|`), `${code} has a row`);
     }
     for (const [named] of ERRORS_DOC.matchAll(/RANKD_[A-Z_]+/g))
-      assert.ok(codes.includes(named), `docs/errors.md names ${named}, which is no code`);
+      assert.ok(codes.includes(named), `docs/reference/errors.md names ${named}, which is no code`);
   });
 
   test('app definitions that cannot work are RANKD_APP_INVALID', async () => {

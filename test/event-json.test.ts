@@ -93,7 +93,7 @@ describe('the pipeline’s events as JSON text: the plain path’s text, byte fo
     );
   });
 
-  test('the plain path’s objects are the documented ones (docs/events.md)', () => {
+  test('the plain path’s objects are the documented ones (docs/reference/events.md)', () => {
     assert.deepEqual(JSON.parse(plain.modelEventData('M', null, 'product')('p1', 0.5)), {
       model_name: 'M',
       model_version: null,

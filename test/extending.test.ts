@@ -1,5 +1,5 @@
 /**
- * An app extends the server (`defineApp({ server })`, docs/extending.md): its hooks apply to
+ * An app extends the server (`defineApp({ server })`, docs/guides/extend-the-server.md): its hooks apply to
  * every route, rankd's own included; its routes get rankd's access control, error responses and
  * a place in the OpenAPI document; CORS preflights pass the key check. In process (inject), and
  * end to end through `rankd run --workers 2`, where each worker builds the app's extension.

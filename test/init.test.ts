@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { rankdDependencyOf } from '../src/cli/init-command.js';
+import { nextSteps, rankdDependencyOf } from '../src/cli/init-command.js';
 import { waitForHealthcheck, watchService } from './helpers/cli-service.js';
 import { freePort } from './helpers/free-port.js';
 import { ensureBuilt, PACKAGE_ROOT as ROOT, runCommand } from './helpers/package-build.js';
@@ -80,6 +80,14 @@ describe('rankd init', () => {
       new RegExp(`depends on rankd as file:${ROOT}: this rankd runs from a git checkout`),
     );
     const project = join(parent, 'shop');
+    // The next steps it prints are the commands the tests below run in the project, in order.
+    const steps = result.stdout.slice(result.stdout.indexOf('Next:'));
+    assert.match(
+      steps,
+      new RegExp(
+        `^Next:\n  cd ${project}\n  npm install\n  npm start +# .*\n  npm test +# .*\n\nThen see README.md`,
+      ),
+    );
     for (const file of [
       '.env',
       '.gitignore',
@@ -112,6 +120,20 @@ describe('rankd init', () => {
     assert.match(pkg.scripts.test, /--test test\/\*\.test\.ts/);
     assert.match(readFileSync(join(project, '.env'), 'utf8'), /^REDIS_URL=redis:\/\/localhost:6379$/m);
     assert.doesNotMatch(readFileSync(join(project, 'README.md'), 'utf8'), /\{\{/);
+  });
+
+  test('from an installed rankd, says where `npm install` gets it', () => {
+    const lines = nextSteps(
+      { name: 'myshop', path: '/home/you/myshop', rankd: { spec: '^0.3.1' } },
+      '/home/you',
+    );
+    assert.equal(lines[0], 'Created the rankd project myshop in /home/you/myshop');
+    assert.ok(!lines.some((line) => line.includes('git checkout')));
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith('  ')).map((line) => line.split('#')[0]?.trim()),
+      ['cd myshop', 'npm install', 'npm start', 'npm test'],
+    );
+    assert.match(lines.join('\n'), /npm install +# rankd \^0\.3\.1 from the npm registry/);
   });
 
   test('depends on a version range when installed, on a file: path from a git checkout', () => {

@@ -154,7 +154,10 @@ describe('after traffic', () => {
   });
 
   test('every metric the sample Grafana dashboard queries is exposed', () => {
-    const dashboard = readFileSync(new URL('../docs/grafana-dashboard.json', import.meta.url), 'utf8');
+    const dashboard = readFileSync(
+      new URL('../docs/reference/grafana-dashboard.json', import.meta.url),
+      'utf8',
+    );
     const names = new Set([...dashboard.matchAll(/\b(rankd_[a-z0-9_]+)/g)].map((m) => m[1] as string));
     assert.ok(names.size >= 10, `the dashboard queries ${names.size} metrics`);
     for (const name of names) {

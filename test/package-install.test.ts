@@ -91,6 +91,12 @@ test('the packed tarball installs, and the project its `rankd init` makes instal
   for (const file of ['redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt', 'LICENSE']) {
     assert.ok(files.includes(`dist/redoc/${file}`), `dist/redoc/${file} is in the package`);
   }
+  // The console, built by Vite: its page and assets ship; its libraries are bundled in.
+  assert.ok(files.includes('dist/console/index.html'), 'dist/console/index.html is in the package');
+  assert.ok(
+    files.some((file) => /^dist\/console\/assets\/index-[\w-]+\.js$/.test(file)),
+    "the console's script is in the package",
+  );
   assert.deepEqual(
     files.filter((file) => file.endsWith('.map')),
     [],
@@ -132,6 +138,11 @@ test('the packed tarball installs, and the project its `rankd init` makes instal
     'rankd is installed, not linked',
   );
   assert.ok(!existsSync(join(project, 'node_modules/redoc')), 'redoc and its ~95 packages stay out');
+  for (const browserOnly of ['preact', 'vite', 'playwright-core'])
+    assert.ok(
+      !existsSync(join(project, 'node_modules', browserOnly)),
+      `${browserOnly} stays out of installs`,
+    );
 
   const scripts = projectJson.scripts ?? {};
   if (scripts.typecheck !== undefined) {
@@ -190,6 +201,16 @@ test('the packed tarball installs, and the project its `rankd init` makes instal
   assert.ok(code.length > 100_000, 'Redoc is served from the installed package');
   // Its map is not shipped, so the bundle must not send a browser looking for it.
   assert.ok(!/sourceMappingURL/.test(code.slice(-300)), 'no sourceMappingURL at the end of the bundle');
+
+  const consolePage = await fetch(`${service.base}/console`);
+  assert.equal(consolePage.status, 200);
+  const consoleScript = /src="([^"]+)"/.exec(await consolePage.text())?.[1];
+  assert.ok(consoleScript, 'the console page names its script');
+  assert.equal(
+    (await fetch(`${service.base}${consoleScript}`)).status,
+    200,
+    'the console is served from the installed package',
+  );
 
   // Stopped as Ctrl-C would; after() kills whatever has not exited by then.
   signalServer('SIGTERM');

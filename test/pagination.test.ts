@@ -190,7 +190,7 @@ describe('pagination over HTTP', () => {
       candidate_page: 0,
     });
     assertField422(res, 'user_page_size');
-    assert.match(JSON.stringify(res.body.detail), />= 1/);
+    assert.match(JSON.stringify(res.body.detail), /expected at least 1, got the number 0/);
   });
 
   test('negative pages are a 422 on the field', async () => {
@@ -306,7 +306,7 @@ describe('pagination over HTTP', () => {
       candidate_page_size?: number;
       candidate_page?: number;
     };
-    /** The documented rules (docs/ranking.md), stated independently of the implementation. */
+    /** The documented rules (docs/reference/ranking.md), stated independently of the implementation. */
     const expected = (n: number, c: Combo): string[] | 422 => {
       const ups = c.user_page_size ?? 10;
       const up = c.user_page ?? 0;

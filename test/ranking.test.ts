@@ -515,7 +515,9 @@ describe('documentation', () => {
       doc.paths['/api/v1/ranking'].post.responses['200'].content['application/json'].schema,
     );
     const item = resolve(resolve(response.properties.ranked_candidates).items);
-    assert.deepEqual(Object.keys(item.properties).sort(), ['candidate_id', 'ranked_score']);
+    // `explanation` only with `"explain": true` (test/explain-api.test.ts).
+    assert.deepEqual(Object.keys(item.properties).sort(), ['candidate_id', 'explanation', 'ranked_score']);
+    assert.deepEqual(item.required, ['candidate_id', 'ranked_score']);
   });
 
   test('the /redoc page loads /openapi.json', async () => {
@@ -541,6 +543,6 @@ describe('the query entity', () => {
     const res = await rank({ request_id: 'q1', query: { query: true }, candidates: ONLY_IDS.slice(0, 3) });
     assert.equal(res.status, 422);
     assert.deepEqual(res.body.detail[0].loc, ['body', 'query', 'query']);
-    assert.equal(res.body.detail[0].msg, 'must be string or number');
+    assert.equal(res.body.detail[0].msg, 'query.query: expected a string or a number, got true');
   });
 });

@@ -39,7 +39,7 @@ export interface ChaosReport {
   readBack: ReadBack;
   /**
    * Lost products acknowledged less than {@link EVERYSEC_WINDOW_MS} before a redis-server SIGKILL:
-   * the window `appendfsync everysec` leaves open (see docs/deploy.md, "Durability").
+   * the window `appendfsync everysec` leaves open (see docs/guides/deploy.md, "Durability").
    */
   lostInEverysecWindow: number;
   memory: MemorySummary;

@@ -137,6 +137,21 @@ const rankingBody: fc.Arbitrary<Json> = fc.record(
     candidate_page: mostly(fc.constant(0), hostileNumber),
     user: fc.record({ user_id: id }),
     in_stock_only: mostly(fc.boolean(), hostileValue),
+    explain: mostly(fc.boolean(), hostileValue),
+    // The template's step and model names, names it lacks, and keys every object inherits.
+    overrides: fc.record(
+      {
+        variants: fc.dictionary(
+          fc.oneof(fc.constantFrom('constructor', 'toString'), fc.string()),
+          fc.string(),
+        ),
+        skip_business_logic: fc.array(
+          fc.oneof(fc.constantFrom('InStockOnly', 'SoldOutDemotion', 'FeaturedBrand'), fc.string()),
+        ),
+        model: fc.oneof(fc.constantFrom('RankingModel', 'constructor'), fc.string()),
+      },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ['request_id', 'query', 'candidates'] },
 );

@@ -1,5 +1,5 @@
 /**
- * What every answer must be (AGENTS.md, "Rules of the house"; docs/errors.md): never a 5xx (Redis
+ * What every answer must be (AGENTS.md, "Rules of the house"; docs/reference/errors.md): never a 5xx (Redis
  * is up in this harness), every error in rankd's `{detail, error_code}` shape, a 4xx for what must
  * be refused, one answer per request, and an answer at all.
  */

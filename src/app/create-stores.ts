@@ -37,7 +37,7 @@ export function createStores(
   return {
     redis,
     keys,
-    index: new EntityIndex(redis, keys, config.INDEX_CODEC),
+    index: new EntityIndex(redis, keys, config.INDEX_CODEC, config.REQUEST_BODIES === 'lenient'),
     features: new FeatureStore(redis, keys),
   };
 }

@@ -16,7 +16,21 @@ import { type FeaturePlan, planFeatures } from '../pipeline/feature-plan.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
 
-/** Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/extending.md). */
+/**
+ * Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/guides/extend-the-server.md).
+ *
+ * @example
+ * ```ts
+ * import { defineApp, type RouteAccess } from 'rankd';
+ *
+ * const access: RouteAccess = 'public'; // or 'key' (the default), 'admin'
+ * export default defineApp({
+ *   server: async (server) => {
+ *     server.get('/api/v1/shop/status', { config: { access } }, async () => ({ status: 'open' }));
+ *   },
+ * });
+ * ```
+ */
 export type RouteAccess = 'public' | 'key' | 'admin';
 
 // Declared here, beside the app's `server` option, rather than in the HTTP layer: an app's own
@@ -28,7 +42,22 @@ declare module 'fastify' {
   }
 }
 
-/** What an app's {@link AppOptions.server} function works with besides the server: this server's own. */
+/**
+ * What an app's {@link AppOptions.server} function works with besides the server: this server's own.
+ *
+ * @example
+ * ```ts
+ * import { type AppServices, defineApp } from 'rankd';
+ *
+ * export default defineApp({
+ *   name: 'myshop',
+ *   // The services are the server's own: use them rather than opening connections.
+ *   server: async (server, services: AppServices) => {
+ *     server.get('/api/v1/shop/config', async () => ({ project: services.config.PROJECT_NAME }));
+ *   },
+ * });
+ * ```
+ */
 export interface AppServices {
   /** The validated configuration the server runs with. */
   readonly config: Config;
@@ -39,20 +68,49 @@ export interface AppServices {
   readonly index: EntityIndex;
   /** The feature store: rows of the app's feature views. */
   readonly features: FeatureStore;
-  /** Where requests' events and feedback go (docs/events.md). */
+  /** Where requests' events and feedback go (docs/reference/events.md). */
   readonly events: EventSink;
 }
 
 /**
- * Extends the HTTP server of an app (docs/extending.md): Fastify plugins, hooks and routes of the
+ * Extends the HTTP server of an app (docs/guides/extend-the-server.md): Fastify plugins, hooks and routes of the
  * app's own, added on every server that serves the app, `rankd run` and each of its `--workers`.
  * It runs once rankd's request id, metrics, error handling and access control are installed and
  * before rankd's own routes, so hooks it adds apply to every route, and routes it adds get
  * rankd's access control, error responses and a place in the OpenAPI document.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, type ServerExtension } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // A route of the shop's own, reading the entity index through the server's own connection.
+ * const shopRoutes: ServerExtension = async (server, { index }) => {
+ *   server.get('/api/v1/shop/products/:id', async (request) => {
+ *     const { id } = request.params as { id: string };
+ *     const found = await index.getMany(Product, [id]);
+ *     return { found: found.size === 1 };
+ *   });
+ * };
+ *
+ * export default defineApp({ name: 'myshop', server: shopRoutes });
+ * ```
  */
 export type ServerExtension = (server: FastifyInstance, services: AppServices) => void | Promise<void>;
 
-/** What an app module declares. */
+/**
+ * What an app module declares.
+ *
+ * @example
+ * ```ts
+ * import { type AppOptions, defineApp } from 'rankd';
+ * import { featureViews } from './feature-store/features.js';
+ * import { MyRankingPipeline } from './pipelines/product-ranking/ranking-pipeline.js';
+ *
+ * const options: AppOptions = { name: 'myshop', featureViews, pipelines: [MyRankingPipeline] };
+ * export default defineApp(options);
+ * ```
+ */
 export interface AppOptions {
   /** Shown in logs and the OpenAPI document. @defaultValue `rankd app` */
   name?: string;
@@ -65,13 +123,13 @@ export interface AppOptions {
   featureViews?: readonly FeatureView[];
   /** Pipelines, each served at `/api/v1/<path>`. */
   pipelines?: readonly Pipeline[];
-  /** Experiments assigned on every pipeline's requests (docs/experiments.md). */
+  /** Experiments assigned on every pipeline's requests (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /** Assigns variants instead of rankd's stable hash, e.g. a feature-flag service. */
   experimentProvider?: ExperimentProvider;
   /**
    * The app's additions to the HTTP server: plugins (`await server.register(cors)`), hooks and
-   * routes; see {@link ServerExtension} and docs/extending.md.
+   * routes; see {@link ServerExtension} and docs/guides/extend-the-server.md.
    *
    * @example
    * ```ts
@@ -94,7 +152,17 @@ export interface AppOptions {
 /** The values of `onUnreachableShard`: an app written in JavaScript may pass anything. */
 const POLICIES: readonly UnreachableShardPolicy[] = ['degrade', 'fail'];
 
-/** A pipeline with its features resolved. */
+/**
+ * A pipeline with its features resolved.
+ *
+ * @example
+ * ```ts
+ * import app from './pipelines/main.js';
+ *
+ * // What the app serves: one route per pipeline.
+ * for (const planned of app.pipelines) console.log(planned.route, planned.pipeline.name);
+ * ```
+ */
 export interface PlannedPipeline {
   readonly pipeline: Pipeline;
   readonly plan: FeaturePlan;
@@ -105,7 +173,18 @@ export interface PlannedPipeline {
   readonly onUnreachableShard: UnreachableShardPolicy;
 }
 
-/** A rankd app, as `rankd run` loads it from the app module's default export. */
+/**
+ * A rankd app, as `rankd run` loads it from the app module's default export.
+ *
+ * @example
+ * ```ts
+ * import type { RankdApp } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const served: RankdApp = app;
+ * console.log(served.name, [...served.featureViews.keys()], [...served.entityTypes.keys()]);
+ * ```
+ */
 export interface RankdApp {
   readonly name: string;
   /** Every entity type the app knows, built-ins included, by name. */
@@ -168,7 +247,18 @@ function collectEntityTypes(options: AppOptions): Map<string, EntityType> {
  *
  * @example
  * ```ts
- * export default defineApp({ name: 'shop', featureViews: [ProductStats], pipelines: [MyRankingPipeline] });
+ * import { defineApp } from 'rankd';
+ * import { featureViews } from './feature-store/features.js';
+ * import { MyRankingPipeline } from './pipelines/product-ranking/ranking-pipeline.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // pipelines/main.ts: `rankd run` serves its default export.
+ * export default defineApp({
+ *   name: 'myshop',
+ *   entities: [Product],
+ *   featureViews,
+ *   pipelines: [MyRankingPipeline],
+ * });
  * ```
  */
 export function defineApp(options: AppOptions = {}): RankdApp {
@@ -249,7 +339,18 @@ function experimentScope(options: AppOptions, pipeline: Pipeline): ExperimentSco
   return options.experimentProvider ? { experiments, provider: options.experimentProvider } : { experiments };
 }
 
-/** Whether `value` is an app made by {@link defineApp}. */
+/**
+ * Whether `value` is an app made by {@link defineApp}.
+ *
+ * @example
+ * ```ts
+ * import { isRankdApp } from 'rankd';
+ *
+ * const loaded: unknown = (await import('./pipelines/main.js')).default;
+ * if (!isRankdApp(loaded)) throw new Error('pipelines/main.ts must export defineApp(...) by default');
+ * console.log(loaded.name);
+ * ```
+ */
 export function isRankdApp(value: unknown): value is RankdApp {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'rankd-app';
 }

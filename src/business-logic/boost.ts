@@ -1,10 +1,25 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
-import { type KeyBy, keyReader, type StepKey } from './keys.js';
+import { figure, type KeyBy, keyLabel, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/** How {@link boost} is configured. */
+/**
+ * How {@link boost} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type BoostOptions, boost } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: BoostOptions<typeof Product> = {
+ *   entity: Product,
+ *   by: 'brand',
+ *   values: { 'Ember & Wick': 0.3 },
+ * };
+ * export const FeaturedBrand = boost(options);
+ * ```
+ */
 export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What the keys of `values` are matched against: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -21,8 +36,12 @@ export interface BoostOptions<E extends EntityType = EntityType> extends StepOpt
  *
  * @example
  * ```ts
- * boost({ by: 'brand', values: { acme: 5, globex: 2 } })
- * boost({ by: 'categories', values: { sale: 1.5 }, mode: 'multiply' })
+ * import { boost } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // +0.3 for a brand; ×1.5 for products in the `sale` category (arrays count once, largest value).
+ * export const FeaturedBrand = boost({ entity: Product, by: 'brand', values: { 'Ember & Wick': 0.3 } });
+ * export const Sale = boost({ entity: Product, by: 'categories', values: { sale: 1.5 }, mode: 'multiply' });
  * ```
  */
 export function boost<E extends EntityType = EntityType>(options: BoostOptions<E>): BusinessLogicStep<E> {
@@ -39,17 +58,31 @@ export function boost<E extends EntityType = EntityType>(options: BoostOptions<E
     values.set(String(key), value);
   }
   const keysOf = keyReader(options.by);
+  const label = keyLabel(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'boost'),
-    apply(candidates) {
+    apply(candidates, _request, trace) {
       const boosted = candidates.map((candidate) => {
         let best: number | undefined;
+        let bestKey = '';
         for (const key of keysOf(candidate)) {
           const value = values.get(key);
-          if (value !== undefined && (best === undefined || value > best)) best = value;
+          if (value !== undefined && (best === undefined || value > best)) {
+            best = value;
+            bestKey = key;
+          }
         }
         if (best === undefined) return candidate;
-        return { ...candidate, score: mode === 'add' ? candidate.score + best : candidate.score * best };
+        const result = {
+          ...candidate,
+          score: mode === 'add' ? candidate.score + best : candidate.score * best,
+        };
+        if (trace !== undefined) {
+          const amount =
+            mode === 'add' ? `${best < 0 ? '−' : '+'}${figure(Math.abs(best))}` : `×${figure(best)}`;
+          trace.note(result, 'boost', `boost ${amount} (${label} = ${bestKey})`);
+        }
+        return result;
       });
       return sortedByScore(boosted);
     },

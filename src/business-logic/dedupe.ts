@@ -1,9 +1,20 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
-import { type KeyBy, keyReader } from './keys.js';
+import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/** How {@link dedupe} is configured. */
+/**
+ * How {@link dedupe} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type DedupeOptions, dedupe } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: DedupeOptions<typeof Product> = { entity: Product, by: (product) => product.title };
+ * export const OnePerTitle = dedupe(options);
+ * ```
+ */
 export interface DedupeOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What makes two candidates duplicates: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -17,21 +28,36 @@ export interface DedupeOptions<E extends EntityType = EntityType> extends StepOp
  *
  * @example
  * ```ts
- * dedupe({ by: 'title' })          // one product per title
- * dedupe({ by: (p) => p.group_id }) // one per variant group
+ * import { dedupe } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Keeps the highest-scored candidate of each title; case and spaces do not tell titles apart.
+ * export const OnePerTitle = dedupe({
+ *   entity: Product,
+ *   by: (product) => product.title?.trim().toLowerCase(),
+ * });
  * ```
  */
 export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'dedupe'),
-    apply(candidates) {
-      const seen = new Set<string>();
+    apply(candidates, _request, trace) {
+      // The id of the candidate kept for each key: the one a dropped candidate duplicates.
+      const seen = new Map<string, string>();
       // Sorted again so 'the highest-scored' holds even for a caller that did not sort.
       return sortedByScore(candidates).filter((candidate) => {
         const keys = keysOf(candidate);
-        if (keys.some((key) => seen.has(key))) return false;
-        for (const key of keys) seen.add(key);
+        const taken = keys.find((key) => seen.has(key));
+        if (taken !== undefined) {
+          trace?.note(
+            candidate,
+            'dedupe',
+            `duplicate of ${seen.get(taken)} (${keyLabel(options.by)} = ${taken})`,
+          );
+          return false;
+        }
+        for (const key of keys) seen.set(key, candidate.id);
         return true;
       });
     },

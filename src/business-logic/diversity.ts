@@ -6,11 +6,21 @@ import {
   type ScoredCandidate,
 } from './define-business-logic.js';
 import { fitScores, longestNonIncreasing } from './fit-scores.js';
-import { type KeyBy, keyReader } from './keys.js';
+import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { pageLayout } from './page-layout.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/** How {@link diversity} is configured. */
+/**
+ * How {@link diversity} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type DiversityOptions, diversity } from 'rankd';
+ *
+ * const options: DiversityOptions = { by: 'brand', maxPerValue: 2 };
+ * export const TwoPerBrand = diversity(options);
+ * ```
+ */
 export interface DiversityOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What is capped per page: `'id'`, an attribute (`'brand'`), or a function of the entity. */
   by: KeyBy<E>;
@@ -28,7 +38,7 @@ export interface DiversityOptions<E extends EntityType = EntityType> extends Ste
  * without a value are never capped. When no remaining candidate fits a page (say only one brand is
  * left), the page is filled in score order regardless. Every page of the whole candidate list is
  * diversified, so each user page of the same request is; page boundaries are those of the
- * request's user pages (docs/business-logic.md).
+ * request's user pages (docs/reference/business-logic.md).
  *
  * Scores change as little as possible: the candidates of a longest run whose scores never
  * increase in the new order keep theirs; each other one gets a score between its new neighbours
@@ -36,7 +46,10 @@ export interface DiversityOptions<E extends EntityType = EntityType> extends Ste
  *
  * @example
  * ```ts
- * diversity({ by: 'brand', maxPerValue: 2 })
+ * import { diversity } from 'rankd';
+ *
+ * // At most two products of one brand on each page the user sees.
+ * export const TwoPerBrand = diversity({ by: 'brand', maxPerValue: 2 });
  * ```
  */
 export function diversity<E extends EntityType = EntityType>(
@@ -48,7 +61,7 @@ export function diversity<E extends EntityType = EntityType>(
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'diversity'),
-    apply(candidates, request) {
+    apply(candidates, request, trace) {
       const sorted = sortedByScore(candidates);
       const { size, offset } = pageLayout(request);
       const keys = sorted.map((candidate) => keysOf(candidate));
@@ -65,6 +78,18 @@ export function diversity<E extends EntityType = EntityType>(
         order.push(index);
       }
       const ordered = order.map((index) => sorted[index] as ScoredCandidate<E>);
+      if (trace !== undefined) {
+        const label = keyLabel(options.by);
+        order.forEach((index, position) => {
+          if (position <= index) return;
+          const values = (keys[index] ?? []).join(', ');
+          trace.note(
+            sorted[index] as ScoredCandidate<E>,
+            'diversity',
+            `moved down ${position - index}: at most ${cap} per ${label} on a page (${label} = ${values})`,
+          );
+        });
+      }
       // As many candidates as possible keep their scores: those of a longest non-increasing run.
       const kept = longestNonIncreasing(ordered.map((candidate) => candidate.score));
       return fitScores(ordered, (i) => kept[i] === true);

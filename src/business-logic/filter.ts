@@ -3,10 +3,26 @@ import type { RankdRequest } from '../features/define-realtime-features.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { componentOf, type StepOptions } from './step-options.js';
 
-/** How {@link filter} is configured. */
+/**
+ * How {@link filter} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type FilterOptions, filter } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: FilterOptions<typeof Product> = {
+ *   entity: Product,
+ *   keep: (product) => (product.price ?? 0) > 0,
+ * };
+ * export const Priced = filter(options);
+ * ```
+ */
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** True for the candidates to keep. */
   keep: (entity: EntityOf<E>, score: number, request: RankdRequest) => boolean;
+  /** Why a candidate is dropped, as explanations say it: "sold out". @defaultValue `filtered out by <name>` */
+  reason?: string;
 }
 
 /**
@@ -15,13 +31,27 @@ export interface FilterOptions<E extends EntityType = EntityType> extends StepOp
  *
  * @example
  * ```ts
- * filter({ name: 'in_stock', keep: (product) => (product.number_in_stock ?? 0) > 0 })
+ * import { filter } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Drops sold-out products when the request asks for `in_stock_only`.
+ * export const InStockOnly = filter({
+ *   name: 'InStockOnly',
+ *   entity: Product,
+ *   keep: (product, _score, request) => request.in_stock_only !== true || product.number_in_stock !== 0,
+ * });
  * ```
  */
 export function filter<E extends EntityType = EntityType>(options: FilterOptions<E>): BusinessLogicStep<E> {
+  const component = componentOf(options, 'filter');
+  const reason = options.reason ?? `filtered out by ${component.name}`;
   return defineBusinessLogic<E>({
-    ...componentOf(options, 'filter'),
-    apply: (candidates, request) =>
-      candidates.filter((candidate) => options.keep(candidate.entity, candidate.score, request)),
+    ...component,
+    apply: (candidates, request, trace) =>
+      candidates.filter((candidate) => {
+        if (options.keep(candidate.entity, candidate.score, request)) return true;
+        trace?.note(candidate, 'filter', reason);
+        return false;
+      }),
   });
 }

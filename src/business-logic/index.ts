@@ -1,5 +1,5 @@
 /**
- * Ready-made business-logic steps: boost, pin, filter, dedupe, diversity. See docs/business-logic.md.
+ * Ready-made business-logic steps: boost, pin, filter, dedupe, diversity. See docs/reference/business-logic.md.
  * @module
  */
 export { type BoostOptions, boost } from './boost.js';

@@ -1,7 +1,17 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { ScoredCandidate } from './define-business-logic.js';
 
-/** A value a candidate can be grouped or matched by. Compared as strings: `1` and `'1'` are the same key. */
+/**
+ * A value a candidate can be grouped or matched by. Compared as strings: `1` and `'1'` are the same key.
+ *
+ * @example
+ * ```ts
+ * import { boost, type StepKey } from 'rankd';
+ *
+ * const onSale = new Map<StepKey, number>([[true, 0.5]]);
+ * export const SaleBoost = boost({ by: 'on_sale', values: onSale });
+ * ```
+ */
 export type StepKey = string | number | boolean;
 
 /**
@@ -9,6 +19,16 @@ export type StepKey = string | number | boolean;
  * is called), the name of an attribute (`'brand'`, `'categories'`), or a function of the entity.
  * An array value (an attribute such as `categories`, or a function returning an array) gives the
  * candidate several keys. `null`, `undefined`, `''`, objects and non-finite numbers are no key.
+ *
+ * @example
+ * ```ts
+ * import { diversity, type KeyBy } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // 'id', a field's name, or a function giving one key or several.
+ * const byFirstCategory: KeyBy<typeof Product> = (product) => product.categories?.[0];
+ * export const Varied = diversity({ entity: Product, by: byFirstCategory, maxPerValue: 3 });
+ * ```
  */
 export type KeyBy<E extends EntityType = EntityType> =
   | 'id'
@@ -41,4 +61,14 @@ export function keyReader<E extends EntityType>(by: KeyBy<E>): (candidate: Score
   if (typeof by === 'function') return (candidate) => keysOfValue(by(candidate.entity));
   if (by === 'id') return (candidate) => keysOfValue(candidate.id);
   return (candidate) => keysOfValue(candidate.entity[by]);
+}
+
+/** How an explanation names what a step keys on: the attribute, `id`, or `key` for a function. */
+export function keyLabel<E extends EntityType>(by: KeyBy<E>): string {
+  return typeof by === 'function' ? 'key' : by;
+}
+
+/** A number as an explanation shows it: up to 6 significant digits, no exponent for ordinary sizes. */
+export function figure(value: number): string {
+  return String(Number(value.toPrecision(6)));
 }

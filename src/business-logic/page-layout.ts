@@ -16,7 +16,7 @@ function nonNegativeInteger(value: unknown): number {
  * position of the first page boundary (`offset`, below `size`).
  *
  * The returned page starts at user_page × user_page_size − candidate_page × candidate_page_size
- * (docs/ranking.md), so every user page of this candidate page starts at that same offset modulo
+ * (docs/reference/ranking.md), so every user page of this candidate page starts at that same offset modulo
  * the page size: 0 unless candidate_page_size is not a multiple of user_page_size. Defaults are
  * those of the ranking pipeline.
  */

@@ -13,10 +13,28 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  * Zero-based positions by candidate id. Pins are applied in the order listed: a Map's insertion
  * order, or an object's key order — where JavaScript lists integer-like keys (`"10"`, `"2"`) first,
  * in ascending order; use a Map when such ids must keep another order.
+ *
+ * @example
+ * ```ts
+ * import { type PinPositions, pin } from 'rankd';
+ *
+ * const positions: PinPositions = new Map([['p42', 0]]);
+ * export const Promoted = pin({ positions });
+ * ```
  */
 export type PinPositions = Readonly<Record<string, number>> | ReadonlyMap<string, number>;
 
-/** How {@link pin} is configured. */
+/**
+ * How {@link pin} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type PinOptions, pin } from 'rankd';
+ *
+ * const options: PinOptions = { positions: { p42: 0, p7: 3 }, allowDownRanking: true };
+ * export const Promoted = pin(options);
+ * ```
+ */
 export interface PinOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** The positions, fixed or computed per request. */
   positions: PinPositions | ((request: RankdRequest) => PinPositions | Promise<PinPositions>);
@@ -89,8 +107,13 @@ function placePins(
  *
  * @example
  * ```ts
- * pin({ positions: { p42: 0, p7: 3 } })
- * pin({ positions: (request) => (request.promoted ? { [String(request.promoted)]: 0 } : {}) })
+ * import { pin } from 'rankd';
+ *
+ * // p42 first on every request; or positions computed per request from its fields.
+ * export const Promoted = pin({ positions: { p42: 0 } });
+ * export const Sponsored = pin({
+ *   positions: (request) => (typeof request.sponsored === 'string' ? { [request.sponsored]: 1 } : {}),
+ * });
  * ```
  */
 export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): BusinessLogicStep<E> {
@@ -100,7 +123,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
   const allowDown = options.allowDownRanking ?? false;
   return defineBusinessLogic<E>({
     ...component,
-    async apply(input, request) {
+    async apply(input, request, trace) {
       const pins =
         fixed ??
         entriesOf(
@@ -122,6 +145,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
         const index = pinnedAt.get(slot);
         const candidate = index === undefined ? free[nextFree++] : candidates[index];
         if (candidate) ordered.push(candidate);
+        if (candidate && index !== undefined) trace?.note(candidate, 'pin', `pinned to position ${slot + 1}`);
       }
       // Every slot is filled, so slot numbers are indexes of `ordered`.
       return fitScores(ordered, (slot) => !pinnedAt.has(slot));

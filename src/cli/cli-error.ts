@@ -8,7 +8,7 @@ const CLI_STATUS = {
   [ErrorCode.REDIS_UNAVAILABLE]: 503,
 } as const;
 
-/** A code a {@link CliError} may carry: what kind of failure it is (see docs/errors.md). */
+/** A code a {@link CliError} may carry: what kind of failure it is (see docs/reference/errors.md). */
 export type CliErrorCode = keyof typeof CLI_STATUS;
 
 /**

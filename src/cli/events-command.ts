@@ -10,7 +10,7 @@ request's user and query (EVENTS_SHOWN_FEATURES), and labels from the feedback p
 request and item within --window of the request: clicked, added_to_cart, purchased (0/1) and label
 (by default purchase 3 > add_to_cart 2 > click 1 > 0; --grades or EVENTS_LABEL_GRADES). Times: ISO 8601 (2024-05-01, 2024-05-01T12:00:00Z),
 ms since the epoch, or a duration meaning that long ago (24h, 30m, 7d).
-Memory holds the requests of one window (see docs/events.md). Redis and PROJECT_NAME come from the
+Memory holds the requests of one window (see docs/reference/events.md). Redis and PROJECT_NAME come from the
 environment or .env, as for rankd run; EVENTS_REDIS_URL when the stream lives elsewhere.`;
 
 /** Adds `rankd events export` to `program`. */

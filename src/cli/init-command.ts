@@ -144,8 +144,8 @@ export function initProject(name: string, options: InitOptions = {}, cwd = proce
   return { name: projectName, path, rankd };
 }
 
-/** The lines `rankd init` prints after creating a project. */
-function nextSteps(result: InitResult, cwd: string): string[] {
+/** The lines `rankd init` prints after creating a project: each command works as printed. */
+export function nextSteps(result: InitResult, cwd: string): string[] {
   const shown = relative(cwd, result.path);
   const cd = shown !== '' && !shown.startsWith('..') ? shown : result.path;
   const lines = [`Created the rankd project ${result.name} in ${result.path}`];
@@ -155,12 +155,18 @@ function nextSteps(result: InitResult, cwd: string): string[] {
       'project uses that code (build it there with `npm run build` after changing it).',
     );
   }
+  // From a checkout the dependency is a file: path; otherwise npm fetches the range from the registry.
+  const install =
+    result.rankd.checkout !== undefined
+      ? '  npm install'
+      : `  npm install    # rankd ${result.rankd.spec} from the npm registry (or: npm install <path>/rankd-${VERSION}.tgz)`;
   lines.push(
     '',
     'Next:',
     `  cd ${cd}`,
-    '  npm install',
+    install,
     '  npm start      # a local Redis (started if none answers), the sample data, http://localhost:5001',
+    '  npm test       # the type check, then the tests in test/ on a throwaway Redis',
     '',
     'Then see README.md for a ranking request to try; API docs at http://localhost:5001/redoc.',
   );

@@ -22,7 +22,7 @@ REDIS_HOST/REDIS_PORT, from the environment or .env).
 Formats: JSON Lines (.jsonl, .ndjson, .json: one object per line, blank lines skipped) and CSV
 (.csv, header row; cells typed by the declaration), optionally gzipped (.gz); - reads standard input.
 Exit code: 0 when every row was valid and written; 1 when any row was bad (stopped or skipped) or
-the load failed. See docs/loading-data.md.`;
+the load failed. See docs/guides/bring-your-catalogue.md.`;
 
 /** The options `index load` and `features load` share. */
 function addLoadOptions(command: Command): Command {

@@ -55,7 +55,7 @@ export interface LocalRedisStartOptions {
    * acknowledged upload survives a crash of the machine too, at the cost of an fsync per event-loop
    * turn. The default, `everysec`, survives a crash of redis-server alone (what it wrote is in the
    * kernel's page cache) unless the disk was too slow to keep up, and can lose the last second or
-   * two of writes when the machine itself goes down. See docs/deploy.md.
+   * two of writes when the machine itself goes down. See docs/guides/deploy.md.
    */
   durable?: boolean;
 }

@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
-import { type Config, loadConfig, readEnvFiles } from '../config/index.js';
+import { type Config, loadConfig, predecessorSettingWarnings, readEnvFiles } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
 import { LoopWatchdog } from '../http/loop-watchdog.js';
 import { type MetricsText, type RunningMetricsServer, startMetricsServer } from '../http/metrics-server.js';
@@ -44,6 +44,8 @@ export interface RunOutput {
 export async function runService(options: RunOptions, output: RunOutput, cwd = process.cwd()): Promise<void> {
   if (cluster.isWorker) return runWorker(options, output, cwd);
   const config = configOf(options, cwd);
+  // Once, here: workers read the same settings and would repeat each line.
+  for (const line of predecessorSettingWarnings(readEnvFiles(cwd))) output.warn(line);
   const workers = options.workers ?? 1;
   if (workers > 1) return runPrimary(workers, config, options, output, cwd);
   // The app first: a broken app module should fail before anything is started on its behalf.

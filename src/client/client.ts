@@ -20,7 +20,21 @@ import type {
   UntypedPaths,
 } from './types.js';
 
-/** Where the server is and how to call it. */
+/**
+ * Where the server is and how to call it.
+ *
+ * @example
+ * ```ts
+ * import { type ClientOptions, createClient } from 'rankd/client';
+ *
+ * const options: ClientOptions = {
+ *   baseUrl: 'https://search.example/rankd',
+ *   apiKey: process.env.RANKD_KEY,
+ *   headers: { 'x-shop': 'eu' },
+ * };
+ * export const rankd = createClient(options);
+ * ```
+ */
 export interface ClientOptions {
   /** The server's address, e.g. `http://localhost:5001` (a path prefix is kept: `https://host/rankd`). */
   baseUrl: string;
@@ -32,7 +46,18 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** Options of one call. */
+/**
+ * Options of one call.
+ *
+ * @example
+ * ```ts
+ * import { type CallOptions, createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * const call: CallOptions = { signal: AbortSignal.timeout(2000), headers: { 'x-request-id': 'checkout-42' } };
+ * await rankd.entities.get('product', ['p1'], call);
+ * ```
+ */
 export interface CallOptions {
   /** Aborts the request (e.g. `AbortSignal.timeout(2000)`). */
   signal?: AbortSignal;
@@ -40,7 +65,22 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** The entity index: entities by type and id. */
+/**
+ * The entity index: entities by type and id.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * const { entities }: { entities: Record<string, { title?: string }> } = await rankd.entities.get<{ title?: string }>(
+ *   'product',
+ *   ['p1', 'p2'],
+ * );
+ * console.log(entities.p1?.title);
+ * await rankd.entities.delete('product', ['p2']);
+ * ```
+ */
 export interface EntitiesApi<Paths> {
   /** Creates or completely replaces entities, all or none. `entityKey`: the field holding the id when not the type's. */
   upload(
@@ -62,7 +102,19 @@ export interface EntitiesApi<Paths> {
   ): Promise<EntityDeleteResponse>;
 }
 
-/** The feature store: rows of the app's feature views. */
+/**
+ * The feature store: rows of the app's feature views.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * await rankd.features.upload('product_stats', [{ entity_id: 'p1', ctr_7d: 0.031 }]);
+ * const { results } = await rankd.features.get({ features: ['product_stats:ctr_7d'] }, ['p1']);
+ * console.log(results[0]?.values['product_stats:ctr_7d']);
+ * ```
+ */
 export interface FeaturesApi<Paths> {
   /** Writes rows of one view, all or none. */
   upload(
@@ -90,6 +142,16 @@ export interface FeaturesApi<Paths> {
 /**
  * A client of one rankd server. Typed by the app's generated `paths` (`rankd client types`):
  * `rank` then takes exactly a pipeline's request and returns its response type.
+ *
+ * @example
+ * ```ts
+ * import { createClient, type RankdClient } from 'rankd/client';
+ *
+ * export const rankd: RankdClient = createClient({ baseUrl: 'http://localhost:5001' });
+ * // Any JSON route, e.g. one the app added.
+ * const status = await rankd.post<{ status: string }>('/api/v1/shop/status', {});
+ * console.log(status.status);
+ * ```
  */
 export interface RankdClient<Paths extends object = UntypedPaths> {
   readonly entities: EntitiesApi<Paths>;
@@ -126,10 +188,16 @@ function pipelineRoute(pipeline: string): string {
  * @example
  * ```ts
  * import { createClient } from 'rankd/client';
- * import type { paths } from './rankd-api.js'; // written by `rankd client types`
  *
- * const rankd = createClient<paths>({ baseUrl: 'http://localhost:5001' });
- * const { ranked_candidates } = await rankd.rank('ranking', { request_id: 'r1', candidates: [{ product_id: 'p1' }] });
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001', apiKey: process.env.RANKD_KEY });
+ * await rankd.entities.upload('product', [{ product_id: 'p1', title: 'Blue candle', price: 12 }]);
+ * const page = await rankd.rank('ranking', {
+ *   request_id: 'r1',
+ *   query: { query: 'candle' },
+ *   candidates: [{ product_id: 'p1' }, { product_id: 'p2' }],
+ * });
+ * for (const { candidate_id, ranked_score } of page.ranked_candidates) console.log(candidate_id, ranked_score);
+ * await rankd.feedback([{ request_id: 'r1', entity_id: 'p1', feedback_type: 'click' }]);
  * ```
  */
 export function createClient<Paths extends object = UntypedPaths>(

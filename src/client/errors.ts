@@ -1,4 +1,20 @@
-/** One field-level problem of a validation error (422 `RANKD_VALIDATION`). */
+/**
+ * One field-level problem of a validation error (422 `RANKD_VALIDATION`).
+ *
+ * @example
+ * ```ts
+ * import { createClient, type FieldProblem, RankdClientError } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * try {
+ *   await rankd.rank('ranking', { request_id: 'r1', candidates: [{}] });
+ * } catch (error) {
+ *   if (error instanceof RankdClientError && error.error_code === 'RANKD_VALIDATION') {
+ *     for (const problem of error.detail as FieldProblem[]) console.warn(problem.loc.join('.'), problem.msg);
+ *   } else throw error;
+ * }
+ * ```
+ */
 export interface FieldProblem {
   /** Where the problem is: `["body", "entities", 3, "price"]`. */
   loc: Array<string | number>;
@@ -8,7 +24,21 @@ export interface FieldProblem {
   type: string;
 }
 
-/** The body of every error rankd answers with (docs/errors.md). */
+/**
+ * The body of every error rankd answers with (docs/reference/errors.md).
+ *
+ * @example
+ * ```ts
+ * import { type ErrorBody, RankdClientError } from 'rankd/client';
+ *
+ * function failedIds(error: unknown): Array<string | string[]> {
+ *   if (!(error instanceof RankdClientError) || typeof error.body === 'string') return [];
+ *   const body: ErrorBody = error.body;
+ *   return body.failed_ids ?? []; // a partial write's ids to send again
+ * }
+ * console.log(failedIds(new Error('x')));
+ * ```
+ */
 export interface ErrorBody {
   /** A sentence, or for validation errors (422) the list of problems. */
   detail: string | FieldProblem[];
@@ -38,7 +68,21 @@ function describe(detail: string | FieldProblem[]): string {
 
 /**
  * A request rankd answered with an error status. Carries rankd's error body as it came:
- * `error_code` to branch on (docs/errors.md lists the codes), `detail` to show or log.
+ * `error_code` to branch on (docs/reference/errors.md lists the codes), `detail` to show or log.
+ *
+ * @example
+ * ```ts
+ * import { createClient, RankdClientError } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * try {
+ *   await rankd.entities.get('product', ['p1']);
+ * } catch (error) {
+ *   // An error status: its HTTP status, rankd's code (null for a proxy's page) and detail.
+ *   if (error instanceof RankdClientError) console.error(error.status, error.error_code, error.detail);
+ *   else throw error; // no answer at all: fetch's own error
+ * }
+ * ```
  */
 export class RankdClientError extends Error {
   /** The HTTP status. */

@@ -6,29 +6,108 @@
  * @module
  */
 
-/** An entity as stored: its id field and any fields. */
+/**
+ * An entity as stored: its id field and any fields.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { Entity } from 'rankd/client';
+ *
+ * const product: Entity = { product_id: 'p1', title: 'Blue candle', price: 12 };
+ * await rankd.entities.upload('product', [product]);
+ * ```
+ */
 export type Entity = Record<string, unknown>;
 
-/** An entity id: numbers are read as their decimal string. */
+/**
+ * An entity id: numbers are read as their decimal string.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { EntityId } from 'rankd/client';
+ *
+ * const ids: EntityId[] = ['p1', 42]; // a number is read as its decimal string
+ * await rankd.entities.get('product', ids);
+ * ```
+ */
 export type EntityId = string | number;
 
-/** A feature row's id: an entity id, or `[first, second]` for a pair view. */
+/**
+ * A feature row's id: an entity id, or `[first, second]` for a pair view.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { RowId } from 'rankd/client';
+ *
+ * // An entity's id, or a pair's ids for a pair view.
+ * const rows: RowId[] = ['p1', ['p1', 'u1']];
+ * await rankd.features.get({ features: ['product_stats:ctr_7d'] }, rows.slice(0, 1));
+ * ```
+ */
 export type RowId = EntityId | [EntityId, EntityId];
 
-/** The answer to an upload of entities. */
+/**
+ * The answer to an upload of entities.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { EntityUploadResponse } from 'rankd/client';
+ *
+ * const answer: EntityUploadResponse = await rankd.entities.upload('product', [{ product_id: 'p1' }]);
+ * console.log(answer.entity_ids); // ['p1']
+ * ```
+ */
 export interface EntityUploadResponse {
   entity_type: string;
   /** The ids written, in order. */
   entity_ids: string[];
 }
 
-/** The answer to a read of entities: those found, by id (ids not in the index are left out). */
+/**
+ * The answer to a read of entities: those found, by id (ids not in the index are left out).
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { EntityGetResponse } from 'rankd/client';
+ *
+ * const answer: EntityGetResponse = await rankd.entities.get('product', ['p1', 'nope']);
+ * console.log(Object.keys(answer.entities)); // ids not found are left out
+ * ```
+ */
 export interface EntityGetResponse<E = Entity> {
   entity_type: string;
   entities: Record<string, E>;
 }
 
-/** The answer to a delete of entities. */
+/**
+ * The answer to a delete of entities.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { EntityDeleteResponse } from 'rankd/client';
+ *
+ * const answer: EntityDeleteResponse = await rankd.entities.delete('product', ['p1', 'nope']);
+ * console.log(answer.deleted_ids, answer.deleted_count); // ['p1'] 1
+ * ```
+ */
 export interface EntityDeleteResponse {
   entity_type: string;
   /** The ids asked for. */
@@ -38,7 +117,23 @@ export interface EntityDeleteResponse {
   deleted_count: number;
 }
 
-/** A row of a feature view: its id, one field per feature, and optionally when the values were true. */
+/**
+ * A row of a feature view: its id, one field per feature, and optionally when the values were true.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeatureRow } from 'rankd/client';
+ *
+ * const rows: FeatureRow[] = [
+ *   { entity_id: 'p1', ctr_7d: 0.031, popularity: 0.8 },
+ *   { entity_id: 'p2', ctr_7d: 0.012, event_timestamp: '2026-01-31T12:00:00Z' },
+ * ];
+ * await rankd.features.upload('product_stats', rows);
+ * ```
+ */
 export interface FeatureRow {
   entity_id: RowId;
   /** ISO 8601 or ms since the epoch; default: now. */
@@ -46,7 +141,20 @@ export interface FeatureRow {
   [feature: string]: unknown;
 }
 
-/** The answer to an upload of feature rows. */
+/**
+ * The answer to an upload of feature rows.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeatureUploadResponse } from 'rankd/client';
+ *
+ * const answer: FeatureUploadResponse = await rankd.features.upload('product_stats', [{ entity_id: 'p1', ctr_7d: 0.03 }]);
+ * console.log(answer.written, answer.expired);
+ * ```
+ */
 export interface FeatureUploadResponse {
   feature_view: string;
   /** Rows written. */
@@ -55,14 +163,37 @@ export interface FeatureUploadResponse {
   expired: number;
 }
 
-/** How fresh one view's row of an entity was. */
+/**
+ * How fresh one view's row of an entity was.
+ *
+ * @example
+ * ```ts
+ * import type { FeatureViewState } from 'rankd/client';
+ *
+ * const state: FeatureViewState = { state: 'expired', event_timestamp: '2026-01-01T00:00:00.000Z' };
+ * if (state.state !== 'fresh') console.warn('product_stats of p1 reads as defaults:', state.state);
+ * ```
+ */
 export interface FeatureViewState {
   state: 'fresh' | 'missing' | 'expired' | 'unknown_layout' | 'unreadable';
   event_timestamp?: string;
   reason?: string;
 }
 
-/** The features of one entity, as a pipeline would see them. */
+/**
+ * The features of one entity, as a pipeline would see them.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeatureGetResult } from 'rankd/client';
+ *
+ * const [result]: FeatureGetResult[] = (await rankd.features.get('product_stats', ['p1'])).results;
+ * console.log(result?.views.product_stats?.state); // fresh, missing, expired, ...
+ * ```
+ */
 export interface FeatureGetResult {
   entity_id: RowId;
   /** `view:feature` → value (the declared default when not stored). */
@@ -72,19 +203,58 @@ export interface FeatureGetResult {
   views: Record<string, FeatureViewState>;
 }
 
-/** The answer to a read of features. */
+/**
+ * The answer to a read of features.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeatureGetResponse } from 'rankd/client';
+ *
+ * const answer: FeatureGetResponse = await rankd.features.get('product_stats', ['p1']);
+ * for (const result of answer.results) console.log(result.entity_id, result.values, result.defaulted);
+ * ```
+ */
 export interface FeatureGetResponse {
   results: FeatureGetResult[];
 }
 
-/** The answer to a delete of feature rows. */
+/**
+ * The answer to a delete of feature rows.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeatureDeleteResponse } from 'rankd/client';
+ *
+ * const answer: FeatureDeleteResponse = await rankd.features.delete('product_stats', ['p1']);
+ * console.log(answer.deleted_count);
+ * ```
+ */
 export interface FeatureDeleteResponse {
   feature_view: string;
   /** Rows that existed and are deleted. */
   deleted_count: number;
 }
 
-/** A user's reaction to an item a ranking request served. */
+/**
+ * A user's reaction to an item a ranking request served.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeedbackItem } from 'rankd/client';
+ *
+ * const purchase: FeedbackItem = { request_id: 'r1', entity_id: 'p1', feedback_type: 'purchase', value: 19.9 };
+ * await rankd.feedback([purchase]);
+ * ```
+ */
 export interface FeedbackItem<EntityType extends string = string> {
   /** The `request_id` of the ranking request that showed the entity. */
   request_id: string;
@@ -99,26 +269,80 @@ export interface FeedbackItem<EntityType extends string = string> {
   value?: number;
 }
 
-/** The answer to feedback. */
+/**
+ * The answer to feedback.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { FeedbackResponse } from 'rankd/client';
+ *
+ * const answer: FeedbackResponse = await rankd.feedback([{ request_id: 'r1', entity_id: 'p1', feedback_type: 'click' }]);
+ * console.log(answer.written); // 1
+ * ```
+ */
 export interface FeedbackResponse {
   /** Events written: all of them, or 0 when the server's event sink is off. */
   written: number;
 }
 
-/** One ranked candidate. */
+/**
+ * One ranked candidate.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { RankedCandidate } from 'rankd/client';
+ *
+ * const page = await rankd.rank('ranking', { request_id: 'r1', candidates: [{ product_id: 'p1' }] });
+ * const first: RankedCandidate | undefined = page.ranked_candidates[0];
+ * console.log(first?.candidate_id, first?.ranked_score);
+ * ```
+ */
 export interface RankedCandidate {
   candidate_id: string;
   ranked_score: number;
 }
 
-/** What a ranking pipeline answers. */
+/**
+ * What a ranking pipeline answers.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'rankd/client';
+ *
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * import type { RankingResponse } from 'rankd/client';
+ *
+ * const page: RankingResponse = await rankd.rank('ranking', {
+ *   request_id: 'r1',
+ *   candidates: [{ product_id: 'p1' }],
+ *   include_events: true,
+ * });
+ * console.log(page.ranked_candidates.length, page.events?.length);
+ * ```
+ */
 export interface RankingResponse {
   ranked_candidates: RankedCandidate[];
   /** The request's events, when it asked for them (`include_events`). */
   events?: Array<Record<string, unknown>>;
 }
 
-/** The `paths` of a client made without generated types: any route, any JSON. */
+/**
+ * The `paths` of a client made without generated types: any route, any JSON.
+ *
+ * @example
+ * ```ts
+ * import { createClient, type RankdClient, type UntypedPaths } from 'rankd/client';
+ *
+ * // Without generated types: any entity type, view and pipeline, any JSON body.
+ * export const rankd: RankdClient<UntypedPaths> = createClient({ baseUrl: 'http://localhost:5001' });
+ * ```
+ */
 export interface UntypedPaths {
   [route: string]: unknown;
 }
@@ -158,7 +382,22 @@ type RankdRoute =
   | '/api/v1/events/feedback'
   | '/api/v1/admin/models/reload';
 
-/** The app's pipeline routes (and its own POST routes) under /api/v1. */
+/**
+ * The app's pipeline routes (and its own POST routes) under /api/v1.
+ *
+ * @example
+ * ```ts
+ * import type { PipelineRoute } from 'rankd/client';
+ *
+ * // The app's pipeline routes, from the `paths` that `rankd client types` writes.
+ * interface Paths {
+ *   '/api/v1/ranking': { post: object };
+ *   '/healthcheck': { get: object };
+ * }
+ * const route: PipelineRoute<Paths> = '/api/v1/ranking';
+ * console.log(route);
+ * ```
+ */
 export type PipelineRoute<Paths> = {
   [Route in keyof Paths & string]: Route extends RankdRoute
     ? never
@@ -169,7 +408,18 @@ export type PipelineRoute<Paths> = {
       : never;
 }[keyof Paths & string];
 
-/** A pipeline as `rank` takes it: its route (`/api/v1/ranking`), or its path (`ranking` or `/ranking`). */
+/**
+ * A pipeline as `rank` takes it: its route (`/api/v1/ranking`), or its path (`ranking` or `/ranking`).
+ *
+ * @example
+ * ```ts
+ * import type { PipelineKey, UntypedPaths } from 'rankd/client';
+ *
+ * // A pipeline's route or its path: '/api/v1/ranking', 'ranking' or '/ranking'.
+ * const keys: Array<PipelineKey<UntypedPaths>> = ['/api/v1/ranking', 'ranking', '/ranking'];
+ * console.log(keys);
+ * ```
+ */
 export type PipelineKey<Paths> =
   IsUntyped<Paths> extends true
     ? string
@@ -184,11 +434,32 @@ type RouteOfKey<Key> = Key extends `/api/v1/${string}`
     ? `/api/v1/${Path}`
     : `/api/v1/${Key & string}`;
 
-/** The request body of a pipeline: from the generated types, else any JSON object. */
+/**
+ * The request body of a pipeline: from the generated types, else any JSON object.
+ *
+ * @example
+ * ```ts
+ * import type { PipelineRequest, UntypedPaths } from 'rankd/client';
+ *
+ * // With the app's generated `paths`, the pipeline's own request type.
+ * const body: PipelineRequest<UntypedPaths, 'ranking'> = { request_id: 'r1', candidates: [{ product_id: 'p1' }] };
+ * console.log(body);
+ * ```
+ */
 export type PipelineRequest<Paths, Key> =
   IsUntyped<Paths> extends true ? Record<string, unknown> : RequestBodyOf<PostAt<Paths, RouteOfKey<Key>>>;
 
-/** The answer of a pipeline: from the generated types, else a ranking answer. */
+/**
+ * The answer of a pipeline: from the generated types, else a ranking answer.
+ *
+ * @example
+ * ```ts
+ * import type { PipelineResponse, UntypedPaths } from 'rankd/client';
+ *
+ * const page: PipelineResponse<UntypedPaths, 'ranking'> = { ranked_candidates: [{ candidate_id: 'p1', ranked_score: 1 }] };
+ * console.log(page.ranked_candidates[0]?.candidate_id);
+ * ```
+ */
 export type PipelineResponse<Paths, Key> =
   IsUntyped<Paths> extends true ? RankingResponse : ResponseBodyOf<PostAt<Paths, RouteOfKey<Key>>>;
 
@@ -200,10 +471,31 @@ type BodyField<Paths, Route, Field extends string, Otherwise> =
       ? Exclude<Value, undefined>
       : Otherwise;
 
-/** The app's entity type names (`product`, ...); any string for an untyped client. */
+/**
+ * The app's entity type names (`product`, ...); any string for an untyped client.
+ *
+ * @example
+ * ```ts
+ * import { createClient, type EntityTypeName, type UntypedPaths } from 'rankd/client';
+ *
+ * // Any string without the app's types; with them, only the app's entity types.
+ * const type: EntityTypeName<UntypedPaths> = 'product';
+ * await createClient({ baseUrl: 'http://localhost:5001' }).entities.get(type, ['p1']);
+ * ```
+ */
 export type EntityTypeName<Paths> = BodyField<Paths, '/api/v1/entities/upload', 'entity_type', string> &
   string;
 
-/** The app's feature view names; any string for an untyped client or an app without views. */
+/**
+ * The app's feature view names; any string for an untyped client or an app without views.
+ *
+ * @example
+ * ```ts
+ * import { createClient, type FeatureViewName, type UntypedPaths } from 'rankd/client';
+ *
+ * const view: FeatureViewName<UntypedPaths> = 'product_stats';
+ * await createClient({ baseUrl: 'http://localhost:5001' }).features.get(view, ['p1']);
+ * ```
+ */
 export type FeatureViewName<Paths> = BodyField<Paths, '/api/v1/features/upload', 'feature_view', string> &
   string;

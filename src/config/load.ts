@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { ConfigError } from '../errors/index.js';
+import { ConfigError, problemsFromSchemaErrors } from '../errors/index.js';
+import { PREDECESSOR_ONLY_SETTINGS } from './predecessor-settings.js';
 import { type Config, ConfigSchema } from './schema.js';
 
 const validator = Compile(ConfigSchema);
@@ -43,42 +44,129 @@ const BOOLEAN_WORDS: Record<string, boolean> = {
 };
 
 /**
+ * The predecessor's switch for event logging: `false` means `EVENTS_SINK=off` unless `EVENTS_SINK`
+ * is set too (the explicit sink wins; see docs/configuration.md).
+ */
+const EVENT_LOGGING_ENABLED = 'EVENT_LOGGING_ENABLED';
+
+/** Every name rankd recognises in the environment, upper case: its settings and the predecessor's. */
+const KNOWN_NAMES = new Set<string>([
+  ...Object.keys(ConfigSchema.properties),
+  ...Object.keys(ALIASES),
+  ...Object.keys(REMOVED),
+  ...Object.keys(PREDECESSOR_ONLY_SETTINGS),
+  EVENT_LOGGING_ENABLED,
+]);
+
+/**
+ * Settings that, once set, make others unused: `REDIS_URL` wins over `REDIS_HOST`/`REDIS_PORT`,
+ * and so on. Across sources this decides what "the process environment wins" means: a value
+ * from a lower source (`.env`) is dropped when it would override one from a higher source
+ * (`REDIS_PORT=6391 rankd run` beats the `.env`'s `REDIS_URL`).
+ */
+const OVERRIDING: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ['REDIS_CLUSTER_NODES', ['REDIS_URL', 'REDIS_HOST', 'REDIS_PORT']],
+  ['REDIS_URL', ['REDIS_HOST', 'REDIS_PORT']],
+  ['EVENTS_SINK', [EVENT_LOGGING_ENABLED]],
+  ['INDEX_VERSION', ['WYVERN_INDEX_VERSION']],
+];
+
+/**
+ * `source` with the names rankd knows in upper case: the predecessor matched names without regard
+ * to case (`redis_port` set `REDIS_PORT`). Within one source the upper-case spelling wins; other
+ * variables are left as they are.
+ */
+export function withSettingNamesInUpperCase(
+  source: Record<string, string | undefined>,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...source };
+  for (const [name, value] of Object.entries(source)) {
+    const upper = name.toUpperCase();
+    if (upper === name || !KNOWN_NAMES.has(upper)) continue;
+    delete out[name];
+    if (source[upper] === undefined) out[upper] = value;
+  }
+  return out;
+}
+
+/**
  * Reads `.env` then `.env.prod` from `dir` (the later file wins, as in the predecessor); the
- * process environment wins over both.
+ * process environment wins over both, as a whole: names match without regard to case, and a
+ * lower source's setting that would override a higher source's is dropped (see `OVERRIDING`).
  */
 export function readEnvFiles(
   dir: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Record<string, string | undefined> {
-  const merged: Record<string, string | undefined> = {};
+  const sources: Array<Record<string, string | undefined>> = [];
   for (const name of ['.env', '.env.prod']) {
     const path = join(dir, name);
-    if (existsSync(path)) Object.assign(merged, parseDotenv(readFileSync(path)));
+    if (existsSync(path)) sources.push(parseDotenv(readFileSync(path)));
   }
-  return { ...merged, ...env };
+  sources.push(env);
+  const merged: Record<string, string | undefined> = {};
+  const rank: Record<string, number> = {};
+  sources.forEach((source, i) => {
+    for (const [name, value] of Object.entries(withSettingNamesInUpperCase(source))) {
+      if (value === undefined) continue;
+      merged[name] = value;
+      rank[name] = i;
+    }
+  });
+  for (const [winner, others] of OVERRIDING) {
+    const own = rank[winner];
+    if (own === undefined || merged[winner] === '') continue;
+    if (others.some((other) => (rank[other] ?? -1) > own && merged[other] !== '')) delete merged[winner];
+  }
+  return merged;
+}
+
+/**
+ * One line per setting of the predecessor's that `source` sets and rankd does not read, saying
+ * what to use instead: `rankd run` prints them once at start.
+ */
+export function predecessorSettingWarnings(source: Record<string, string | undefined>): string[] {
+  const named = withSettingNamesInUpperCase(source);
+  return Object.entries(PREDECESSOR_ONLY_SETTINGS)
+    .filter(([name]) => named[name] !== undefined && named[name] !== '')
+    .map(([name, instead]) => `rankd: ${name} is a setting of Wyvern that rankd does not read: ${instead}`);
 }
 
 /**
  * Validates settings once and returns them frozen. `source` is a map of environment variables
  * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
- * Unknown variables are ignored, removed ones are not (see `REMOVED`); every invalid one is
- * reported at once in a {@link ConfigError}.
+ * Names match without regard to case. Unknown variables are ignored (`rankd run` names those an
+ * earlier system read, with what to use instead), removed ones are not (see `REMOVED`); every invalid one
+ * is reported at once in a {@link ConfigError}.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // Settings from the environment (as `rankd run` reads them), some given in code.
+ * const config = loadConfig(process.env, { PORT: 5002 });
+ * const server = await buildServer({ app, config });
+ * await server.listen({ port: config.PORT, host: config.HOST });
+ * ```
  */
 export function loadConfig(
   source: Record<string, string | undefined> = process.env,
   overrides: Partial<Config> = {},
 ): Config {
+  const named = withSettingNamesInUpperCase(source);
   const raw: Record<string, unknown> = {};
   const problems: string[] = [];
+  problems.push(...eventLoggingSwitch(named, raw));
   for (const [name, why] of Object.entries(REMOVED)) {
-    if (source[name] !== undefined && source[name] !== '') problems.push(`${name}: ${why}`);
+    if (named[name] !== undefined && named[name] !== '') problems.push(`${name}: ${why}`);
   }
   for (const [alias, name] of Object.entries(ALIASES)) {
-    const value = source[alias];
-    if (value !== undefined && source[name] === undefined) raw[name] = value;
+    const value = named[alias];
+    if (value !== undefined && named[name] === undefined) raw[name] = value;
   }
   for (const name of Object.keys(ConfigSchema.properties)) {
-    const value = source[name];
+    const value = named[name];
     if (value === undefined || value === '') continue;
     if (LIST_KEYS.has(name)) {
       raw[name] = value
@@ -105,12 +193,16 @@ export function loadConfig(
   const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
   if (!validator.Check(withDefaults)) {
     const seen = new Set<string>();
-    for (const error of validator.Errors(withDefaults)) {
+    const errors = [...validator.Errors(withDefaults)];
+    // In rankd's words (`expected at least 1`), not the validator's.
+    const described = problemsFromSchemaErrors(errors, [], { schema: ConfigSchema, value: withDefaults });
+    for (const error of errors) {
       const name = error.instancePath.split('/')[1] ?? '(config)';
       if (seen.has(name)) continue;
       seen.add(name);
       const choices = allowedValues(name);
-      const why = choices ? `must be one of ${choices.join(', ')}` : error.message;
+      const wording = described.find((p) => p.loc[0] === name)?.msg.replace(/^[^:]*: /, '');
+      const why = choices ? `expected one of ${choices.join(', ')}` : (wording ?? 'invalid');
       problems.push(`${name}=${JSON.stringify(withDefaults[name])}: ${why}`);
     }
   }
@@ -118,6 +210,20 @@ export function loadConfig(
   problems.push(...timeoutProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
+}
+
+/** `EVENT_LOGGING_ENABLED=false` → `EVENTS_SINK=off`, unless `EVENTS_SINK` is set; returns its problem, if any. */
+function eventLoggingSwitch(
+  source: Record<string, string | undefined>,
+  raw: Record<string, unknown>,
+): string[] {
+  const value = source[EVENT_LOGGING_ENABLED];
+  if (value === undefined || value === '') return [];
+  const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+  if (flag === undefined)
+    return [`${EVENT_LOGGING_ENABLED}=${JSON.stringify(value)}: expected true or false`];
+  if (!flag && (source.EVENTS_SINK === undefined || source.EVENTS_SINK === '')) raw.EVENTS_SINK = 'off';
+  return [];
 }
 
 /** `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address. */

@@ -3,7 +3,7 @@ import Type, { type Static } from 'typebox';
 /**
  * Every setting rankd reads from the environment (or `.env`), with its default. Names follow the
  * predecessor where they mean the same (`REDIS_HOST`, `REDIS_PORT`, `PROJECT_NAME`, ...).
- * `docs/configuration.md` is the user-facing table of these.
+ * `docs/reference/configuration.md` is the user-facing table of these.
  */
 export const ConfigSchema = Type.Object({
   /** Interface the HTTP server binds to. @defaultValue `0.0.0.0` */
@@ -100,7 +100,7 @@ export const ConfigSchema = Type.Object({
   PROJECT_NAME: Type.String({ default: 'default', minLength: 1 }),
   /** Second segment of index keys; bump it to start a fresh index. @defaultValue `1` */
   INDEX_VERSION: Type.String({ default: '1', minLength: 1 }),
-  /** How index values are written: compact JSON, or JSON in an LZ4 frame as the predecessor wrote. Reads accept both. */
+  /** How index values are written: compact JSON, or JSON in an LZ4 frame. Reads accept both. */
   INDEX_CODEC: Type.Union([Type.Literal('json'), Type.Literal('lz4')], { default: 'json' }),
   /** Most items (entities or ids) in one index call. @defaultValue `1000` */
   MAX_BATCH: Type.Integer({ default: 1000, minimum: 1, maximum: 100000 }),
@@ -114,6 +114,14 @@ export const ConfigSchema = Type.Object({
    * the cost of CPU per call (DR-001..DR-005). @defaultValue `true`
    */
   FAST_PATHS: Type.Boolean({ default: true }),
+  /**
+   * How request bodies are read. `strict`: a value of the wrong type, or a field a body does not
+   * declare, is a 422. `lenient`: as the predecessor (pydantic v1) read them: `"3"` for an integer
+   * is 3, 7 for a string is `"7"`, `"true"` for a boolean is true, and unknown fields are dropped.
+   * Either way an unknown field is named in the `x-rankd-unknown-fields` response header and in
+   * a warning log line. docs/migrating.md says when to use which. @defaultValue `strict`
+   */
+  REQUEST_BODIES: Type.Union([Type.Literal('strict'), Type.Literal('lenient')], { default: 'strict' }),
   /** Comma-separated API keys; when set, every route but health and docs needs one. */
   API_KEYS: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   /** Comma-separated keys that may also call admin routes. */
@@ -125,7 +133,7 @@ export const ConfigSchema = Type.Object({
   ENVIRONMENT: Type.String({ default: 'development' }),
   /**
    * Where recorded events go: a Redis Stream (`{PROJECT_NAME}:events`), a JSON Lines file, or
-   * nowhere. See docs/events.md. @defaultValue `redis`
+   * nowhere. See docs/reference/events.md. @defaultValue `redis`
    */
   EVENTS_SINK: Type.Union([Type.Literal('redis'), Type.Literal('file'), Type.Literal('off')], {
     default: 'redis',
@@ -229,5 +237,15 @@ export const ConfigSchema = Type.Object({
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
 });
 
-/** The validated, frozen configuration every part of rankd reads. */
+/**
+ * The validated, frozen configuration every part of rankd reads.
+ *
+ * @example
+ * ```ts
+ * import { type Config, loadConfig } from 'rankd';
+ *
+ * const config: Config = loadConfig({ REDIS_URL: 'redis://localhost:6379', PORT: '5002' });
+ * console.log(config.PORT, config.PROJECT_NAME); // 5002 'default'
+ * ```
+ */
 export type Config = Readonly<Static<typeof ConfigSchema>>;

@@ -2,10 +2,30 @@ import Type, { type Static, type TObject, type TProperties, type TSchema } from 
 import { Compile, type Validator } from 'typebox/compile';
 import { AppDefinitionError } from '../errors/index.js';
 
-/** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
+/**
+ * Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet.
+ *
+ * @example
+ * ```ts
+ * import { ENTITY_TYPE_PATTERN } from 'rankd';
+ *
+ * console.log(ENTITY_TYPE_PATTERN.test('listing'), ENTITY_TYPE_PATTERN.test('Listing:1')); // true false
+ * ```
+ */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
-/** How an entity type is declared: its name, its identifier field and its typed fields. */
+/**
+ * How an entity type is declared: its name, its identifier field and its typed fields.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, type EntityTypeOptions, Type } from 'rankd';
+ *
+ * const fields = { sku: Type.String() };
+ * const options: EntityTypeOptions<typeof fields> = { name: 'variant', idField: 'sku', fields };
+ * export const Variant = defineEntity(options);
+ * ```
+ */
 export interface EntityTypeOptions<Fields extends TProperties> {
   /** The type's name, as used in `entity_type` and in Redis keys: `product`, `brand`, ... */
   name: string;
@@ -22,7 +42,18 @@ export interface EntityTypeOptions<Fields extends TProperties> {
   references?: Record<string, EntityReference>;
 }
 
-/** A field holding another entity's id, and the field its hydrated entity goes into. */
+/**
+ * A field holding another entity's id, and the field its hydrated entity goes into.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, type EntityReference, ProductEntity } from 'rankd';
+ *
+ * const Maker = defineEntity({ name: 'maker' });
+ * const maker: EntityReference = { entity: Maker, as: 'maker' };
+ * export const Product = ProductEntity.extend({ references: { maker_id: maker } });
+ * ```
+ */
 export interface EntityReference {
   /** The referenced type. A function allows types that reference each other. */
   entity: EntityType | (() => EntityType);
@@ -33,6 +64,15 @@ export interface EntityReference {
 /**
  * A declared entity type: the spec's `ServiceEntity` and its children. Entities themselves stay
  * plain JSON objects; the type knows their id field and how to validate and document them.
+ *
+ * @example
+ * ```ts
+ * import type { EntityType } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const type: EntityType = Product;
+ * console.log(type.name, type.idField, Object.keys(type.fields)); // product product_id [...]
+ * ```
  */
 export interface EntityType<Fields extends TProperties = TProperties> {
   readonly name: string;
@@ -42,6 +82,8 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   readonly schema: TObject;
   /** Checks the declared fields an uploaded entity carries (all optional: the index holds partial data). */
   readonly uploadValidator: Validator;
+  /** The schema {@link uploadValidator} checks. */
+  readonly uploadSchema: TObject;
   /** Reference fields, hydrated after the entity itself. */
   readonly references: Readonly<Record<string, EntityReference>>;
   /** Declared defaults, applied after hydration to fields still absent. */
@@ -49,6 +91,24 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   /** A child type with more fields (and possibly another name). */
   extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
 }
+
+/**
+ * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
+ * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, type ServiceEntity, Type } from 'rankd';
+ *
+ * // An entity type declared as the spec's ServiceEntity.
+ * export const Brand: ServiceEntity = defineEntity({
+ *   name: 'brand',
+ *   idField: 'brand_id',
+ *   fields: { name: Type.String() },
+ * });
+ * ```
+ */
+export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
 
 function pascal(name: string): string {
   return name.replace(/(^|_)([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());
@@ -59,7 +119,16 @@ function pascal(name: string): string {
  *
  * @example
  * ```ts
- * const Brand = defineEntity({ name: 'brand', fields: { name: Type.String() } });
+ * import { BrandEntity, defineEntity, Type } from 'rankd';
+ *
+ * export const Listing = defineEntity({
+ *   name: 'listing', // id field: listing_id
+ *   fields: {
+ *     price: Type.Number({ default: 0 }),
+ *     tags: Type.Array(Type.String(), { default: [] }),
+ *   },
+ *   references: { brand_id: { entity: BrandEntity, as: 'brand' } },
+ * });
  * ```
  */
 // biome-ignore lint/complexity/noBannedTypes: `{}` is exactly "no declared fields", so extend() keeps the child's field types
@@ -87,13 +156,15 @@ export function defineEntity<Fields extends TProperties = {}>(
     optionalFields[name] = Type.Optional(field);
     if ('default' in field) defaults.push([name, (field as { default: unknown }).default]);
   }
-  const uploadValidator = Compile(Type.Object(optionalFields, { additionalProperties: true }));
+  const uploadSchema = Type.Object(optionalFields, { additionalProperties: true });
+  const uploadValidator = Compile(uploadSchema);
   return {
     name: options.name,
     idField,
     fields,
     schema,
     uploadValidator,
+    uploadSchema,
     references: options.references ?? {},
     defaults,
     extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {
@@ -110,7 +181,19 @@ export function defineEntity<Fields extends TProperties = {}>(
   };
 }
 
-/** The plain object type of an entity of type `T`: its declared fields, plus whatever else is stored. */
+/**
+ * The plain object type of an entity of type `T`: its declared fields, plus whatever else is stored.
+ *
+ * @example
+ * ```ts
+ * import type { EntityOf } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // A hydrated product: its declared fields typed, any other field unknown.
+ * const product: EntityOf<typeof Product> = { product_id: 'p1', price: 12, title: 'Beeswax Candle' };
+ * console.log(product.price);
+ * ```
+ */
 export type EntityOf<T extends EntityType> =
   T extends EntityType<infer F>
     ? Partial<Static<TObject<F>>> & Record<string, unknown>

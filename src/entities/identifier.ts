@@ -1,12 +1,37 @@
 import type { EntityType } from './define-entity.js';
 
-/** An entity's identity: its type and id. Its string form is `type::id`, as in the predecessor. */
+/**
+ * An entity's identity: its type and id. Its string form is `type::id`.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, type Identifier, identifierOf } from 'rankd';
+ *
+ * export const Log = defineBusinessLogic({
+ *   name: 'Log',
+ *   apply(candidates) {
+ *     const ids: Identifier[] = candidates.map((c) => identifierOf(c.entity));
+ *     console.log(ids.map(({ type, id }) => `${type}::${id}`));
+ *     return candidates;
+ *   },
+ * });
+ * ```
+ */
 export interface Identifier {
   readonly type: string;
   readonly id: string;
 }
 
-/** The id in `entity[idField]`, as a string, or undefined when it has none. */
+/**
+ * The id in `entity[idField]`, as a string, or undefined when it has none.
+ *
+ * @example
+ * ```ts
+ * import { idOf } from 'rankd';
+ *
+ * console.log(idOf('product_id', { product_id: 'p1' }), idOf('product_id', { product_id: 7 })); // 'p1' '7'
+ * ```
+ */
 export function idOf(idField: string, entity: Record<string, unknown>): string | undefined {
   const value = entity[idField];
   if (typeof value === 'string') return value.length > 0 ? value : undefined;
@@ -14,7 +39,17 @@ export function idOf(idField: string, entity: Record<string, unknown>): string |
   return undefined;
 }
 
-/** Resolves a reference's entity type (references may be given lazily, for types that refer to each other). */
+/**
+ * Resolves a reference's entity type (references may be given lazily, for types that refer to each other).
+ *
+ * @example
+ * ```ts
+ * import { BrandEntity, referencedType } from 'rankd';
+ *
+ * // A reference may name its type lazily (types that reference each other).
+ * console.log(referencedType({ entity: () => BrandEntity }).name); // brand
+ * ```
+ */
 export function referencedType(reference: { entity: EntityType | (() => EntityType) }): EntityType {
   return typeof reference.entity === 'function' ? reference.entity() : reference.entity;
 }

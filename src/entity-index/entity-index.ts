@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { lenientValue } from '../entities/lenient-values.js';
 import {
   type FieldProblem,
   IndexValueCorruptError,
@@ -51,11 +52,14 @@ export class EntityIndex {
   readonly #redis: RedisConnection;
   readonly #keys: RedisKeys;
   readonly #codec: IndexCodec;
+  readonly #lenient: boolean;
 
-  constructor(redis: RedisConnection, keys: RedisKeys, codec: IndexCodec) {
+  /** `lenient`: declared fields of uploaded entities are read as `REQUEST_BODIES=lenient` says ("3" → 3). */
+  constructor(redis: RedisConnection, keys: RedisKeys, codec: IndexCodec, lenient = false) {
     this.#redis = redis;
     this.#keys = keys;
     this.#codec = codec;
+    this.#lenient = lenient;
   }
 
   /**
@@ -91,7 +95,7 @@ export class EntityIndex {
     const entries: Array<[string, string | Buffer]> = [];
     const problems: FieldProblem[] = [];
     for (let i = 0; i < entities.length && problems.length < MAX_PROBLEMS; i++) {
-      const entity = entities[i] as EntityData;
+      let entity = entities[i] as EntityData;
       const key = entityKey ?? (entity[type.idField] === undefined ? `${type.name}_id` : type.idField);
       const id = entityIdOf(entity[key]);
       if (typeof id !== 'string') {
@@ -99,10 +103,19 @@ export class EntityIndex {
         continue;
       }
       if (!type.uploadValidator.Check(entity)) {
-        problems.push(
-          ...problemsFromSchemaErrors(type.uploadValidator.Errors(entity), [...location, i]).slice(0, 3),
-        );
-        continue;
+        const converted = this.#lenient
+          ? (lenientValue(type.uploadSchema, structuredClone(entity)) as EntityData)
+          : undefined;
+        if (converted === undefined || !type.uploadValidator.Check(converted)) {
+          problems.push(
+            ...problemsFromSchemaErrors(type.uploadValidator.Errors(entity), [...location, i], {
+              schema: type.uploadSchema,
+              value: entity,
+            }).slice(0, 3),
+          );
+          continue;
+        }
+        entity = converted;
       }
       if (entity[type.idField] === undefined) entity[type.idField] = entity[key];
       const json = stringifyEntity(entity);

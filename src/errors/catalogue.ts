@@ -5,6 +5,18 @@ import { redisAddressForResponse, redisReasonForResponse } from './redis-address
 /**
  * The error catalogue: every code rankd can answer with. Codes are part of the public contract:
  * once released, a code keeps its meaning and is never reused for something else.
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode } from 'rankd';
+ * import { RankdClientError } from 'rankd/client';
+ *
+ * // The stable codes a response's `error_code` holds.
+ * function isBadRequest(error: unknown): boolean {
+ *   return error instanceof RankdClientError && error.error_code === ErrorCode.VALIDATION;
+ * }
+ * console.log(isBadRequest(new Error('x')));
+ * ```
  */
 export const ErrorCode = {
   /** The body or parameters do not match the route's schema (HTTP 422). */
@@ -104,10 +116,44 @@ export const ErrorCode = {
   INTERNAL: 'RANKD_INTERNAL',
 } as const;
 
-/** Any code of the catalogue. */
+/**
+ * Any code of the catalogue.
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode, type ErrorCodeValue } from 'rankd';
+ *
+ * const retryable: ErrorCodeValue[] = [ErrorCode.REDIS_UNAVAILABLE, ErrorCode.PARTIAL_WRITE];
+ * console.log(retryable);
+ * ```
+ */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** Input that fails validation: HTTP 422 with one entry per problem in `detail`. */
+/**
+ * Input that fails validation: HTTP 422 with one entry per problem in `detail`.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, Type, ValidationError } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * export default defineApp({
+ *   server: async (server, { index }) => {
+ *     server.post(
+ *       '/api/v1/shop/check',
+ *       { schema: { body: Type.Object({ sku: Type.String() }, { title: 'CheckRequest' }) } },
+ *       async (request) => {
+ *         const { sku } = request.body as { sku: string };
+ *         const found = await index.getMany(Product, [sku]);
+ *         // Answered 422 RANKD_VALIDATION, with this problem in `detail`.
+ *         if (found.size === 0) throw ValidationError.at(['body', 'sku'], 'no such product', 'not_found');
+ *         return { ok: true };
+ *       },
+ *     );
+ *   },
+ * });
+ * ```
+ */
 export class ValidationError extends RankdError {
   constructor(problems: readonly FieldProblem[], message = 'Request validation failed') {
     super(ErrorCode.VALIDATION, 422, message, { problems });
@@ -129,6 +175,21 @@ function reasonOf(cause: unknown, hosts?: readonly string[]): string {
  * Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. The
  * message names the address (for the log); {@link RankdError.publicMessage} does not, and says
  * the log does.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, RedisUnavailableError } from 'rankd';
+ *
+ * export default defineApp({
+ *   server: async (server, { redis }) => {
+ *     server.get('/api/v1/shop/ready', async () => {
+ *       // Answered 503 RANKD_REDIS_UNAVAILABLE, as rankd's own routes answer when Redis is down.
+ *       if (!redis.isReady) throw new RedisUnavailableError('localhost:6379');
+ *       return { ready: true };
+ *     });
+ *   },
+ * });
+ * ```
  */
 export class RedisUnavailableError extends RankdError {
   /** `host:port` of Redis, or the seed nodes of a cluster, as configured. */
@@ -161,7 +222,23 @@ export class RedisUnavailableError extends RankdError {
   }
 }
 
-/** A Redis Cluster master that could not serve a request, as an error message names it. */
+/**
+ * A Redis Cluster master that could not serve a request, as an error message names it.
+ *
+ * @example
+ * ```ts
+ * import { ClusterNodeUnavailableError, type UnavailableNode } from 'rankd';
+ *
+ * try {
+ *   // ... a read on a Redis Cluster with a master out
+ * } catch (error) {
+ *   if (error instanceof ClusterNodeUnavailableError) {
+ *     const nodes: readonly UnavailableNode[] = error.nodes;
+ *     for (const { node, slots, reason } of nodes) console.warn(`${node} (${slots}): ${reason}`);
+ *   }
+ * }
+ * ```
+ */
 export interface UnavailableNode {
   /** `host:port` of the master the slots were routed to. */
   readonly node: string;
@@ -180,7 +257,17 @@ function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean):
   return `${redisAddressForResponse(node, shown)} (${where}${redisReasonForResponse(reason, node, shown)})`;
 }
 
-/** What a cluster node's outage means and what to do: the same advice for reads and writes. */
+/**
+ * What a cluster node's outage means and what to do: the same advice for reads and writes.
+ *
+ * @example
+ * ```ts
+ * import { CLUSTER_FAILOVER_ADVICE } from 'rankd';
+ *
+ * // The advice rankd's cluster errors end with, for messages of your own.
+ * console.warn(`shop sync paused. ${CLUSTER_FAILOVER_ADVICE}`);
+ * ```
+ */
 export const CLUSTER_FAILOVER_ADVICE =
   'A failover is probably in progress: a replica takes over once the other masters have seen the node ' +
   'down for cluster-node-timeout (15 s by default) and elected it, and rankd follows the new master by ' +
@@ -190,6 +277,19 @@ export const CLUSTER_FAILOVER_ADVICE =
  * Some masters of a Redis Cluster (not the whole cluster) cannot serve the request's slots: HTTP 503,
  * `RANKD_REDIS_UNAVAILABLE` like any outage, but the message names the nodes and their slots and
  * gives cluster advice instead of listing the seed nodes.
+ *
+ * @example
+ * ```ts
+ * import { ClusterNodeUnavailableError } from 'rankd';
+ *
+ * try {
+ *   // ... a write on a Redis Cluster
+ * } catch (error) {
+ *   // A 503 naming the masters that failed and their slots.
+ *   if (error instanceof ClusterNodeUnavailableError) console.warn(error.nodes.map((n) => n.slots));
+ *   else throw error;
+ * }
+ * ```
  */
 export class ClusterNodeUnavailableError extends RedisUnavailableError {
   /** The masters that failed, each once. */
@@ -220,12 +320,23 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
  * reports itself past its `maxmemory` (`/readyz`): HTTP 503 with what to do. Not a
  * {@link RedisUnavailableError}: Redis answers, reads work, and restarting or reconnecting rankd
  * changes nothing; room must be made in Redis. The message names no host.
+ *
+ * @example
+ * ```ts
+ * import { RedisOutOfMemoryError } from 'rankd';
+ *
+ * try {
+ *   // ... a write to a Redis at its maxmemory (noeviction)
+ * } catch (error) {
+ *   if (error instanceof RedisOutOfMemoryError) console.error(error.statusCode, error.code); // 503 RANKD_REDIS_OUT_OF_MEMORY
+ * }
+ * ```
  */
 export class RedisOutOfMemoryError extends RankdError {
   constructor(cause?: unknown) {
     const advice =
       '. Raise its maxmemory, move the event stream to a Redis of its own (EVENTS_REDIS_URL), or ' +
-      'lower the event budget (EVENTS_STREAM_MAX_BYTES); see docs/deploy.md. Reads still work.';
+      'lower the event budget (EVENTS_STREAM_MAX_BYTES); see docs/guides/deploy.md. Reads still work.';
     // Redis's OOM reply names no node; the public message makes sure of it all the same.
     super(
       ErrorCode.REDIS_OUT_OF_MEMORY,
@@ -242,6 +353,14 @@ export class RedisOutOfMemoryError extends RankdError {
 /**
  * The event file cannot be written (feedback answers 503; background batches count their events as
  * dropped). An unreachable event Redis is a {@link RedisUnavailableError}.
+ *
+ * @example
+ * ```ts
+ * import { EventSinkUnavailableError } from 'rankd';
+ *
+ * const error = new EventSinkUnavailableError('the event stream', new Error('connection refused'));
+ * console.log(error.statusCode, error.message); // 503 Cannot write to the event stream (connection refused)
+ * ```
  */
 export class EventSinkUnavailableError extends RankdError {
   constructor(target: string, cause?: unknown) {
@@ -250,7 +369,19 @@ export class EventSinkUnavailableError extends RankdError {
   }
 }
 
-/** An id as a write names it: an entity id, or `[first, second]` for a row of a pair view. */
+/**
+ * An id as a write names it: an entity id, or `[first, second]` for a row of a pair view.
+ *
+ * @example
+ * ```ts
+ * import { PartialWriteError, type WrittenId } from 'rankd';
+ *
+ * function retryList(error: unknown): WrittenId[] {
+ *   return error instanceof PartialWriteError ? [...error.failedIds] : [];
+ * }
+ * console.log(retryList(new Error('other')));
+ * ```
+ */
 export type WrittenId = string | readonly [string, string];
 
 /**
@@ -258,6 +389,18 @@ export type WrittenId = string | readonly [string, string];
  * written atomically, so every id is either in `written_ids` (done) or in `failed_ids` (not
  * confirmed: its node failed or did not answer in time, so it may or may not have been applied).
  * Writes replace whole values, so sending the failed ids again is safe.
+ *
+ * @example
+ * ```ts
+ * import { PartialWriteError } from 'rankd';
+ *
+ * try {
+ *   // ... an upload to a Redis Cluster while a master fails
+ * } catch (error) {
+ *   // A 503 RANKD_PARTIAL_WRITE: send the failed ids again.
+ *   if (error instanceof PartialWriteError) console.warn('written', error.writtenIds, 'failed', error.failedIds);
+ * }
+ * ```
  */
 export class PartialWriteError extends RankdError {
   /** Ids whose write (or delete) Redis confirmed, each once, in request order. */
@@ -297,7 +440,17 @@ export class PartialWriteError extends RankdError {
   }
 }
 
-/** A stored index value that cannot be decoded. */
+/**
+ * A stored index value that cannot be decoded.
+ *
+ * @example
+ * ```ts
+ * import { IndexValueCorruptError } from 'rankd';
+ *
+ * const error = new IndexValueCorruptError('default:1:product:p1');
+ * console.log(error.code, error.statusCode); // RANKD_INDEX_VALUE_CORRUPT 500
+ * ```
+ */
 export class IndexValueCorruptError extends RankdError {
   constructor(key: string, cause?: unknown) {
     super(
@@ -314,6 +467,21 @@ export class IndexValueCorruptError extends RankdError {
 /**
  * A request that is not valid HTTP/1.1 but that Node's parser lets through (an HTTP/1.1 request
  * without `Host`): refused as the parser refuses the others, with {@link ErrorCode.MALFORMED_REQUEST}.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, MalformedRequestError } from 'rankd';
+ *
+ * export default defineApp({
+ *   server: async (server) => {
+ *     server.get('/api/v1/shop/echo', async (request) => {
+ *       const { q } = request.query as { q?: string };
+ *       if (q === undefined) throw new MalformedRequestError('give ?q=...'); // 400 RANKD_MALFORMED_REQUEST
+ *       return { q };
+ *     });
+ *   },
+ * });
+ * ```
  */
 export class MalformedRequestError extends RankdError {
   constructor(message: string) {
@@ -321,7 +489,23 @@ export class MalformedRequestError extends RankdError {
   }
 }
 
-/** Missing or unknown API key. */
+/**
+ * Missing or unknown API key.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, UnauthorizedError } from 'rankd';
+ *
+ * export default defineApp({
+ *   server: async (server) => {
+ *     server.addHook('onRequest', async (request) => {
+ *       // 401 RANKD_UNAUTHORIZED, in rankd's error shape.
+ *       if (request.url.startsWith('/api/v1/shop/') && !request.headers.cookie) throw new UnauthorizedError();
+ *     });
+ *   },
+ * });
+ * ```
+ */
 export class UnauthorizedError extends RankdError {
   constructor() {
     super(
@@ -332,14 +516,40 @@ export class UnauthorizedError extends RankdError {
   }
 }
 
-/** A key without the admin right on an admin route. */
+/**
+ * A key without the admin right on an admin route.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, ForbiddenError } from 'rankd';
+ *
+ * export default defineApp({
+ *   server: async (server) => {
+ *     server.delete('/api/v1/shop/cache', async (request) => {
+ *       if (request.headers['x-role'] !== 'ops') throw new ForbiddenError('Only ops may clear the cache'); // 403
+ *       return { cleared: true };
+ *     });
+ *   },
+ * });
+ * ```
+ */
 export class ForbiddenError extends RankdError {
   constructor(message = 'This route needs an admin API key (one listed in ADMIN_API_KEYS)') {
     super(ErrorCode.FORBIDDEN, 403, message);
   }
 }
 
-/** A model reload asked for a model the app does not have as a file model; lists the ones it has. */
+/**
+ * A model reload asked for a model the app does not have as a file model; lists the ones it has.
+ *
+ * @example
+ * ```ts
+ * import { ModelNotFoundError } from 'rankd';
+ *
+ * const error = new ModelNotFoundError('rankr', ['ranker', 'ctr']);
+ * console.log(error.statusCode, error.message); // 404 No file-backed model is named "rankr"; ...
+ * ```
+ */
 export class ModelNotFoundError extends RankdError {
   constructor(name: string, known: readonly string[]) {
     super(
@@ -350,14 +560,42 @@ export class ModelNotFoundError extends RankdError {
   }
 }
 
-/** Invalid configuration found at start-up; lists every problem at once. */
+/**
+ * Invalid configuration found at start-up; lists every problem at once.
+ *
+ * @example
+ * ```ts
+ * import { ConfigError, loadConfig } from 'rankd';
+ *
+ * try {
+ *   loadConfig({ PORT: 'x' });
+ * } catch (error) {
+ *   if (error instanceof ConfigError) console.error(error.message); // every problem, one per line
+ * }
+ * ```
+ */
 export class ConfigError extends RankdError {
   constructor(problems: readonly string[]) {
     super(ErrorCode.CONFIG_INVALID, 500, `Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }
 }
 
-/** The app module is missing or does not export a rankd app. */
+/**
+ * The app module is missing or does not export a rankd app.
+ *
+ * @example
+ * ```ts
+ * import { AppLoadError } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * try {
+ *   await app.initialize(); // loads model files
+ * } catch (error) {
+ *   // A component that failed to initialize, named in the message.
+ *   if (error instanceof AppLoadError) console.error(error.message);
+ * }
+ * ```
+ */
 export class AppLoadError extends RankdError {
   constructor(message: string, cause?: unknown) {
     super(ErrorCode.APP_INVALID, 500, message, { cause });
@@ -368,6 +606,17 @@ export class AppLoadError extends RankdError {
  * An app definition refused at start-up (a `defineApp`, `defineFeatureView`, `defineEntity`,
  * model or business-logic step whose options cannot work): the message names the declaration and
  * what to change. The app never starts, so no request meets it.
+ *
+ * @example
+ * ```ts
+ * import { AppDefinitionError, defineExperiment } from 'rankd';
+ *
+ * try {
+ *   defineExperiment({ id: 'x', variants: [{ name: 'a', share: 0.4 }] }); // shares must sum to 1
+ * } catch (error) {
+ *   if (error instanceof AppDefinitionError) console.error(error.code, error.message); // RANKD_APP_INVALID ...
+ * }
+ * ```
  */
 export class AppDefinitionError extends RankdError {
   constructor(message: string, cause?: unknown) {
@@ -378,6 +627,16 @@ export class AppDefinitionError extends RankdError {
 /**
  * A feature name that cannot be read in this request: an app bug (HTTP 500, not the caller's
  * fault), answered with the feature and what to change, since the app's author reads it first.
+ *
+ * @example
+ * ```ts
+ * import { FeatureLookupError } from 'rankd';
+ *
+ * // What a request gets when pipeline code reads a feature its component did not declare: a 500
+ * // RANKD_FEATURE_LOOKUP whose message says what to change.
+ * const error = new FeatureLookupError('ranker read product_stats:ctr_7d without listing it in `features`');
+ * console.log(error.code);
+ * ```
  */
 export class FeatureLookupError extends RankdError {
   constructor(message: string) {
@@ -385,14 +644,38 @@ export class FeatureLookupError extends RankdError {
   }
 }
 
-/** An experiment that is not in scope of the pipeline: an app bug, reported with what to change. */
+/**
+ * An experiment that is not in scope of the pipeline: an app bug, reported with what to change.
+ *
+ * @example
+ * ```ts
+ * import { ExperimentLookupError } from 'rankd';
+ *
+ * // getExperimentVariant for an experiment the pipeline does not assign.
+ * const error = new ExperimentLookupError('Experiment "boost" is not assigned in pipeline Search');
+ * console.log(error.code, error.statusCode); // RANKD_EXPERIMENT_LOOKUP 500
+ * ```
+ */
 export class ExperimentLookupError extends RankdError {
   constructor(message: string) {
     super(ErrorCode.EXPERIMENT_LOOKUP, 500, message);
   }
 }
 
-/** App code that called a rankd function where or how it cannot work (HTTP 500: an app bug). */
+/**
+ * App code that called a rankd function where or how it cannot work (HTTP 500: an app bug).
+ *
+ * @example
+ * ```ts
+ * import { AppMisuseError, getFeature } from 'rankd';
+ *
+ * try {
+ *   getFeature('product::p1', 'product_stats:ctr_7d'); // outside a request
+ * } catch (error) {
+ *   if (error instanceof AppMisuseError) console.error(error.message);
+ * }
+ * ```
+ */
 export class AppMisuseError extends RankdError {
   constructor(message: string) {
     super(ErrorCode.APP_MISUSE, 500, message);
@@ -402,6 +685,18 @@ export class AppMisuseError extends RankdError {
 /**
  * A model file that cannot be read or used, or a loaded model whose output does not fit. `file`
  * is the file, when the problem is one file's; the message names it then.
+ *
+ * @example
+ * ```ts
+ * import { gbdtModel, ModelInvalidError } from 'rankd';
+ *
+ * const Ranker = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d'] });
+ * const result = await Ranker.reload();
+ * if (result.status === 'failed') console.error(result.error);
+ * // At start, a broken file stops it: the error names the file.
+ * const error = new ModelInvalidError('not a model file', { file: 'models/ranker.json' });
+ * console.log(error.file);
+ * ```
  */
 export class ModelInvalidError extends RankdError {
   /** The model file (absolute, or as given to the loader), when the problem is one file's. */

@@ -1,7 +1,30 @@
-/** A location inside a request, FastAPI style: `["body", "entities", 3, "price"]`. */
+/**
+ * A location inside a request, FastAPI style: `["body", "entities", 3, "price"]`.
+ *
+ * @example
+ * ```ts
+ * import { type ErrorLocation, ValidationError } from 'rankd';
+ *
+ * const where: ErrorLocation = ['body', 'candidates', 3, 'product_id'];
+ * throw ValidationError.at(where, 'must be a string', 'type');
+ * ```
+ */
 export type ErrorLocation = ReadonlyArray<string | number>;
 
-/** One problem found while validating input: where, what, and a stable machine-readable type. */
+/**
+ * One problem found while validating input: where, what, and a stable machine-readable type.
+ *
+ * @example
+ * ```ts
+ * import { type FieldProblem, ValidationError } from 'rankd';
+ *
+ * const problems: FieldProblem[] = [
+ *   { loc: ['body', 'sku'], msg: 'no such product', type: 'not_found' },
+ *   { loc: ['body', 'qty'], msg: 'must be ≥ 1', type: 'minimum' },
+ * ];
+ * throw new ValidationError(problems); // 422, each problem in `detail`
+ * ```
+ */
 export interface FieldProblem {
   loc: ErrorLocation;
   msg: string;
@@ -12,6 +35,18 @@ export interface FieldProblem {
  * Base class of every error rankd raises on purpose. Each carries a stable `code` (never reused,
  * see `catalogue.ts`) and the HTTP status it maps to; `src/http/error-handler.ts` is the only place
  * that turns one into a response.
+ *
+ * @example
+ * ```ts
+ * import { RankdError } from 'rankd';
+ *
+ * try {
+ *   // ... any rankd call
+ * } catch (error) {
+ *   // Every catalogue error: a stable `code` and the HTTP `statusCode` it is answered with.
+ *   if (error instanceof RankdError) console.error(error.code, error.statusCode, error.message);
+ * }
+ * ```
  */
 export class RankdError extends Error {
   readonly code: string;

@@ -90,7 +90,7 @@ export function createEventSink(
                 ? 'The event Redis is out of memory and refuses the stream (its cap already applied): ' +
                     'events are dropped and counted in rankd_events_dropped_total{reason="redis_oom"} until ' +
                     'it has room. Raise its maxmemory, set EVENTS_REDIS_URL to a Redis of its own, or lower ' +
-                    'EVENTS_STREAM_MAX_BYTES (docs/deploy.md). Said once until events are written again.'
+                    'EVENTS_STREAM_MAX_BYTES (docs/guides/deploy.md). Said once until events are written again.'
                 : `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
                     'their events are dropped and counted',
             ),

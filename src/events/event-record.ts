@@ -4,7 +4,7 @@ import { type RankdEvent, type RecordedEvent, type RequestEvents, recordedEventO
  * One stream entry (one line of the event file): the events of one request, which share their
  * envelope, serialised once. One entry per request rather than per event is what keeps logging
  * cheap: a request of the spec's example has 32 events or more, and each XADD costs Redis and the
- * client more than the JSON it carries (docs/events.md, "The stream"; DR-006).
+ * client more than the JSON it carries (docs/reference/events.md, "The stream"; DR-006).
  */
 export interface EventRecord {
   readonly requestId: string;

@@ -3,7 +3,19 @@ import { type EventRecord, recordOf, recordsOf } from './event-record.js';
 import type { EventWriter } from './event-writer.js';
 import type { EventPolicy, RankdEvent, RequestEvents } from './recorder.js';
 
-/** What a sink did since it started; `written + dropped + pending` is every event it was given. */
+/**
+ * What a sink did since it started; `written + dropped + pending` is every event it was given.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, type EventSinkStats } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const server = await buildServer({ app });
+ * const { written, dropped, pending }: EventSinkStats = server.rankd.events.stats();
+ * console.log(`${written} events written, ${dropped} dropped, ${pending} waiting`);
+ * ```
+ */
 export interface EventSinkStats {
   /** Events written to the sink. */
   readonly written: number;
@@ -60,6 +72,17 @@ export interface EventSinkOptions {
  * batches — when `batchSize` events are waiting, and every `flushIntervalMs` — one batch at a time.
  * A slow or unreachable sink makes the buffer fill, then new events are dropped and counted:
  * memory stays bounded and no request ever waits for, or fails because of, the sink.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, type EventSink } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const server = await buildServer({ app });
+ * const sink: EventSink = server.rankd.events;
+ * await sink.flush(); // writes what is waiting, e.g. before a test reads the stream
+ * console.log(sink.stats());
+ * ```
  */
 export class EventSink {
   readonly policy: EventPolicy;

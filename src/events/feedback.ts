@@ -10,7 +10,7 @@ import type { RankdEvent } from './recorder.js';
 /** The route feedback is posted to, recorded as its events' `api_source`. */
 export const FEEDBACK_ROUTE = '/api/v1/events/feedback';
 
-/** The label grades of the standard feedback types (docs/events.md); others are stored, not graded. */
+/** The label grades of the standard feedback types (docs/reference/events.md); others are stored, not graded. */
 export const FEEDBACK_GRADES: Readonly<Record<string, number>> = { click: 1, add_to_cart: 2, purchase: 3 };
 
 /** The body of `POST /api/v1/events/feedback`. */
@@ -56,7 +56,18 @@ export function feedbackBodySchema(entityTypes: readonly string[], maxBatch: num
   );
 }
 
-/** One reaction as posted. */
+/**
+ * One reaction as posted.
+ *
+ * @example
+ * ```ts
+ * import type { FeedbackInput } from 'rankd';
+ *
+ * // One item of POST /api/v1/events/feedback.
+ * const click: FeedbackInput = { request_id: 'r1', entity_id: 'p1', feedback_type: 'click' };
+ * console.log(click);
+ * ```
+ */
 export type FeedbackInput = Static<ReturnType<typeof feedbackBodySchema>>['events'][number];
 
 /** `timestamp` as ISO 8601, or undefined when it is not a date. */

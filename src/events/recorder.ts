@@ -1,8 +1,23 @@
 import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
 
 /**
- * One logged event, in the predecessor's envelope (docs/events.md). `event_data` depends on
+ * One logged event, in the envelope every event shares (docs/reference/events.md). `event_data` depends on
  * `event_type`; app-defined types carry whatever the app logged.
+ *
+ * @example
+ * ```ts
+ * import type { RankdEvent } from 'rankd';
+ * import app from './pipelines/main.js';
+ * import { testApp } from 'rankd/testing';
+ *
+ * const shop = await testApp(app, { sampleData: new URL('.', import.meta.url) });
+ * const answer = await shop.post('/api/v1/ranking', {
+ *   request_id: 'r1', candidates: [{ product_id: 'p1' }], include_events: true,
+ * });
+ * const events: RankdEvent[] = answer.json().events;
+ * console.log(events.map((event) => event.event_type));
+ * await shop.close();
+ * ```
  */
 export interface RankdEvent {
   request_id: string;
@@ -16,7 +31,17 @@ export interface RankdEvent {
   run_id: string | null;
 }
 
-/** The event types rankd itself records; any other type is an app's custom event. */
+/**
+ * The event types rankd itself records; any other type is an app's custom event.
+ *
+ * @example
+ * ```ts
+ * import { BUILT_IN_EVENT_TYPES } from 'rankd';
+ *
+ * // An app's own event types must not take these names.
+ * console.log(BUILT_IN_EVENT_TYPES.has('IMPRESSION')); // true
+ * ```
+ */
 export const BUILT_IN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'FEATURE',
   'MODEL',

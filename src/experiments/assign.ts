@@ -3,7 +3,21 @@ import { bucketOf, type Experiment, type Variant } from './define-experiment.js'
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** What an external provider is told about the unit being assigned. */
+/**
+ * What an external provider is told about the unit being assigned.
+ *
+ * @example
+ * ```ts
+ * import type { AssignmentAttributes, ExperimentProvider } from 'rankd';
+ *
+ * // Targets by the pipeline and the unit: users of the search pipeline only.
+ * export const SearchOnly: ExperimentProvider = {
+ *   name: 'search-only',
+ *   assign: (_experiment, _unit, attributes: AssignmentAttributes) =>
+ *     attributes.pipeline === 'MyRankingPipeline' && attributes.unit_type === 'user' ? 'treatment' : 'control',
+ * };
+ * ```
+ */
 export interface AssignmentAttributes {
   /** `user` or `request`: what the unit id is. The experiment asked for `user` but the request had none: `request`. */
   readonly unit_type: 'user' | 'request';
@@ -18,10 +32,24 @@ export interface AssignmentAttributes {
  * Replaces rankd's hash assignment, e.g. with a feature-flag service. It returns the name of one
  * of the experiment's variants; anything else (an unknown name, null, an error) falls back to
  * the first variant, logged with `has_error: true`.
+ *
+ * @example
+ * ```ts
+ * import { defineApp, type ExperimentProvider } from 'rankd';
+ *
+ * // Assignments from a service of your own, kept in a local cache: called on every request.
+ * const assignments = new Map<string, string>([['ranker_v2:u1', 'treatment']]);
+ * const provider: ExperimentProvider = {
+ *   name: 'my-service',
+ *   assign: (experimentId, unitId) => assignments.get(`${experimentId}:${unitId}`) ?? null,
+ * };
+ * export default defineApp({ name: 'myshop', experimentProvider: provider });
+ * ```
  */
 export interface ExperimentProvider {
   /** Shown in the EXPERIMENTATION event's metadata. */
   readonly name: string;
+  /** The name of the variant `unitId` gets; null, undefined, an error or an unknown name give the first variant. */
   assign(
     experimentId: string,
     unitId: string,
@@ -72,11 +100,14 @@ async function fromProvider(
 /**
  * Assigns the request to every experiment in scope (after hydration, so the user entity is
  * known) and logs one EXPERIMENTATION event per experiment. Done up front, not on first read, so
- * that `getExperimentVariant` is synchronous and an asynchronous provider still works.
+ * that `getExperimentVariant` is synchronous and an asynchronous provider still works. `forced`
+ * (a request's `overrides.variants`, names already checked) assigns those experiments its variant,
+ * logged with provider `override`.
  */
 export async function assignExperiments(
   context: RequestContext,
   scope: ExperimentScope | undefined,
+  forced?: Readonly<Record<string, string>>,
 ): Promise<void> {
   if (scope === undefined || scope.experiments.size === 0) return;
   const requestId = String(context.request.request_id ?? '');
@@ -88,7 +119,13 @@ export async function assignExperiments(
       const unitId = byUser ? user[0] : requestId;
       const unitType = byUser ? 'user' : 'request';
       let outcome: Outcome;
-      if (scope.provider) {
+      // Own keys only: an experiment id such as `constructor` must not find Object's.
+      const chosen =
+        forced !== undefined && Object.hasOwn(forced, experiment.id) ? forced[experiment.id] : undefined;
+      const override = chosen === undefined ? undefined : experiment.variants.find((v) => v.name === chosen);
+      if (override !== undefined) {
+        outcome = { variant: override, metadata: { provider: 'override' } };
+      } else if (scope.provider) {
         const attributes: AssignmentAttributes = {
           unit_type: unitType,
           request_id: requestId,

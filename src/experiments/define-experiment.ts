@@ -1,10 +1,39 @@
 import { createHash } from 'node:crypto';
 import { AppDefinitionError } from '../errors/index.js';
 
-/** Parameters a variant hands to pipeline code (which model, which weights, ...). */
+/**
+ * Parameters a variant hands to pipeline code (which model, which weights, ...).
+ *
+ * @example
+ * ```ts
+ * import { defineExperiment, type VariantParams } from 'rankd';
+ *
+ * interface BoostParams extends VariantParams {
+ *   boost: number;
+ * }
+ * export const BoostTest = defineExperiment<BoostParams>({
+ *   id: 'boost',
+ *   variants: [{ name: 'control', share: 1, params: { boost: 0 } }],
+ * });
+ * ```
+ */
 export type VariantParams = Record<string, unknown>;
 
-/** One arm of an experiment. */
+/**
+ * One arm of an experiment.
+ *
+ * @example
+ * ```ts
+ * import { defineExperiment, type Variant } from 'rankd';
+ *
+ * const test = defineExperiment({
+ *   id: 'ranker_v2',
+ *   variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }],
+ * });
+ * const first: Variant | undefined = test.variants[0];
+ * console.log(first?.name, first?.share); // control 0.5
+ * ```
+ */
 export interface Variant<P extends VariantParams = VariantParams> {
   /** Unique within the experiment; logged as the EXPERIMENTATION event's `result`. */
   readonly name: string;
@@ -14,10 +43,38 @@ export interface Variant<P extends VariantParams = VariantParams> {
   readonly params: P;
 }
 
-/** What an experiment is randomised by: the request's user (user id), or each request. */
+/**
+ * What an experiment is randomised by: the request's user (user id), or each request.
+ *
+ * @example
+ * ```ts
+ * import { defineExperiment, type ExperimentUnit } from 'rankd';
+ *
+ * const unit: ExperimentUnit = 'request'; // a fresh draw per request; 'user' keeps one per user
+ * export const PageTest = defineExperiment({ id: 'page', unit, variants: [{ name: 'control', share: 1 }] });
+ * ```
+ */
 export type ExperimentUnit = 'user' | 'request';
 
-/** How an experiment is declared. */
+/**
+ * How an experiment is declared.
+ *
+ * @example
+ * ```ts
+ * import { defineExperiment, type ExperimentOptions } from 'rankd';
+ *
+ * const options: ExperimentOptions<{ model: string }> = {
+ *   id: 'model_test',
+ *   unit: 'request',
+ *   variants: [
+ *     { name: 'control', share: 0.5, params: { model: 'v1' } },
+ *     { name: 'treatment', share: 0.5, params: { model: 'v2' } },
+ *   ],
+ *   description: 'The retrained ranker against the serving one',
+ * };
+ * export const ModelTest = defineExperiment(options);
+ * ```
+ */
 export interface ExperimentOptions<P extends VariantParams> {
   /** Stable id, logged in EXPERIMENTATION events and exported with the training data. */
   id: string;
@@ -34,7 +91,22 @@ export interface ExperimentOptions<P extends VariantParams> {
   description?: string;
 }
 
-/** A declared experiment. */
+/**
+ * A declared experiment.
+ *
+ * @example
+ * ```ts
+ * import { defineExperiment, type Experiment } from 'rankd';
+ *
+ * export const BoostTest: Experiment<{ boost: number }> = defineExperiment({
+ *   id: 'boost',
+ *   variants: [
+ *     { name: 'control', share: 0.9, params: { boost: 0 } },
+ *     { name: 'stronger', share: 0.1, params: { boost: 1 } },
+ *   ],
+ * });
+ * ```
+ */
 export interface Experiment<P extends VariantParams = VariantParams> {
   readonly kind: 'experiment';
   readonly id: string;
@@ -53,6 +125,18 @@ const SHARE_TOLERANCE = 1e-9;
  * The unit's bucket in [0, 1): the first 52 bits of SHA-1(`id:salt:unit`), a stable hash anyone
  * can recompute (e.g. in a notebook: `int(sha1(b'exp::u1').hexdigest()[:13], 16) / 16**13`), the
  * same in every process and version. 52 bits fit a double exactly.
+ *
+ * @example
+ * ```ts
+ * import { bucketOf, defineExperiment } from 'rankd';
+ *
+ * const test = defineExperiment({
+ *   id: 'ranker_v2',
+ *   variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }],
+ * });
+ * // The variant user u1 gets, outside any request (e.g. in a report).
+ * console.log(test.variantAt(bucketOf(test.id, test.salt, 'u1')).name);
+ * ```
  */
 export function bucketOf(experimentId: string, salt: string, unitId: string): number {
   const hex = createHash('sha1').update(`${experimentId}:${salt}:${unitId}`).digest('hex');
@@ -61,16 +145,18 @@ export function bucketOf(experimentId: string, salt: string, unitId: string): nu
 
 /**
  * Declares an experiment. Shares are checked here, when the app module loads, so a wrong split
- * stops the start instead of skewing traffic. See docs/experiments.md.
+ * stops the start instead of skewing traffic. See docs/reference/experiments.md.
  *
  * @example
  * ```ts
- * const RankerTest = defineExperiment({
+ * import { defineExperiment } from 'rankd';
+ *
+ * export const RankerTest = defineExperiment({
  *   id: 'ranker_v2',
  *   unit: 'user',
  *   variants: [
- *     { name: 'control', share: 0.5, params: { model: 'v1' } },
- *     { name: 'treatment', share: 0.5, params: { model: 'v2' } },
+ *     { name: 'control', share: 0.5, params: { boost: 0 } },
+ *     { name: 'treatment', share: 0.5, params: { boost: 2 } },
  *   ],
  * });
  * ```

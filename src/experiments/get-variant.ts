@@ -12,7 +12,24 @@ export { ExperimentLookupError };
  *
  * @example
  * ```ts
- * const { params } = getExperimentVariant(BoostTest); // params.weight is typed
+ * import { defineBusinessLogic, defineExperiment, getExperimentVariant } from 'rankd';
+ *
+ * export const BoostTest = defineExperiment({
+ *   id: 'boost',
+ *   variants: [
+ *     { name: 'control', share: 0.5, params: { boost: 0 } },
+ *     { name: 'treatment', share: 0.5, params: { boost: 2 } },
+ *   ],
+ * });
+ * // In pipeline code: the variant of the request being served.
+ * export const Boost = defineBusinessLogic({
+ *   name: 'ExperimentBoost',
+ *   apply(candidates) {
+ *     const { params } = getExperimentVariant(BoostTest);
+ *     for (const candidate of candidates) if (candidate.entity.brand === 'acme') candidate.score += params.boost;
+ *     return candidates;
+ *   },
+ * });
  * ```
  */
 export function getExperimentVariant<P extends VariantParams = VariantParams>(

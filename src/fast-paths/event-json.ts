@@ -100,7 +100,7 @@ export const FAST_EVENT_JSON: EventJson = {
 };
 
 /**
- * The plain path: each event's object, built as documented (docs/events.md), then
+ * The plain path: each event's object, built as documented (docs/reference/events.md), then
  * `JSON.stringify`. The fast writers must give exactly its text (test/event-json.test.ts).
  */
 export const PLAIN_EVENT_JSON: EventJson = {

@@ -3,7 +3,19 @@ import { AppDefinitionError } from '../errors/index.js';
 import type { FeatureSpec } from './feature-kind.js';
 import { RowLayout } from './row-layout.js';
 
-/** How a feature view is declared. */
+/**
+ * How a feature view is declared.
+ *
+ * @example
+ * ```ts
+ * import { defineFeatureView, Feature, type FeatureViewOptions } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const features = { margin: Feature.float({ default: 0 }) };
+ * const options: FeatureViewOptions<typeof features> = { name: 'product_margin', entity: Product, features };
+ * export const ProductMargin = defineFeatureView(options);
+ * ```
+ */
 export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
   /** The view's name: the prefix of its feature names (`view:feature`) and part of its Redis keys. */
   name: string;
@@ -16,7 +28,18 @@ export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
   description?: string;
 }
 
-/** A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis. */
+/**
+ * A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis.
+ *
+ * @example
+ * ```ts
+ * import type { FeatureView } from 'rankd';
+ * import { featureViews } from './feature-store/features.js';
+ *
+ * const views: FeatureView[] = featureViews;
+ * for (const view of views) console.log(view.name, Object.keys(view.features), view.ttlSeconds);
+ * ```
+ */
 export interface FeatureView<F extends Record<string, FeatureSpec> = Record<string, FeatureSpec>> {
   readonly name: string;
   /** The entity types of a row's key: one, or two for a pair view. */
@@ -40,9 +63,23 @@ export const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
  *
  * @example
  * ```ts
- * const ProductStats = defineFeatureView({
- *   name: 'product_stats', entity: Product, ttlSeconds: 7 * 86400,
- *   features: { ctr_7d: Feature.float({ default: 0 }), purchases_15d: Feature.integer({ default: 0 }) },
+ * import { defineFeatureView, Feature, UserEntity } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * export const ProductStats = defineFeatureView({
+ *   name: 'product_stats',
+ *   entity: Product, // or a pair: [Product, UserEntity]
+ *   ttlSeconds: 30 * 86400, // older rows count as missing
+ *   features: {
+ *     ctr_7d: Feature.float({ default: 0 }),
+ *     tier: Feature.string(), // no default: reads as null when missing
+ *     embedding: Feature.vector(8),
+ *   },
+ * });
+ * export const Affinity = defineFeatureView({
+ *   name: 'affinity',
+ *   entity: [Product, UserEntity],
+ *   features: { score: Feature.float({ default: 0 }) },
  * });
  * ```
  */

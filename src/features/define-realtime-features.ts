@@ -1,14 +1,45 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
-import { FEATURE_GROUP_PATTERN } from './define-feature-view.js';
 import type { FeatureSpec, FeatureValue } from './feature-kind.js';
 
-/** What a real-time feature computation returns: values by feature name; absent or null means missing. */
+/**
+ * Names of real-time feature groups: any case, so that the predecessor's class names
+ * (`RealtimeProductFeature`) carry over. They are never part of a Redis key (the values live in
+ * the request's memory), so the lower-case rule of stored feature views does not apply; they are
+ * the `group` of `group:feature` and a column name in exports, hence no colon or space.
+ */
+export const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * What a real-time feature computation returns: values by feature name; absent or null means missing.
+ *
+ * @example
+ * ```ts
+ * import { Feature, type FeatureValues } from 'rankd';
+ *
+ * const features = { in_stock: Feature.boolean(), rank: Feature.integer() };
+ * // What a real-time group's `compute` returns: a value (or null, for the default) per feature.
+ * const values: FeatureValues<typeof features> = { in_stock: true, rank: null };
+ * console.log(values);
+ * ```
+ */
 export type FeatureValues<F extends Record<string, FeatureSpec>> = { [K in keyof F]?: FeatureValue | null };
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** The request as pipeline code sees it: the validated body, hydrated. */
+/**
+ * The request as pipeline code sees it: the validated body, hydrated.
+ *
+ * @example
+ * ```ts
+ * import { filter, type RankdRequest } from 'rankd';
+ *
+ * const wantsStock = (request: RankdRequest) => request.in_stock_only === true;
+ * export const InStock = filter({
+ *   keep: (product, _score, request) => !wantsStock(request) || product.number_in_stock !== 0,
+ * });
+ * ```
+ */
 export type RankdRequest = Record<string, unknown>;
 
 /** Options shared by the three kinds of real-time features. */
@@ -44,13 +75,33 @@ export interface PairFeaturesOptions<
   compute(entity: EntityOf<E>, other: EntityOf<W>, request: RankdRequest): MaybePromise<FeatureValues<F>>;
 }
 
-/** A declared group of real-time features, computed in memory for each request. */
+/**
+ * A declared group of real-time features, computed in memory for each request.
+ *
+ * @example
+ * ```ts
+ * import { defineRankingPipeline, type RealtimeFeatures } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { ProductFacts, UserAffinity } from './pipelines/product-ranking/realtime-features.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { TextMatch } from './pipelines/product-ranking/text-match.js';
+ *
+ * const computed: RealtimeFeatures[] = [TextMatch, ProductFacts, UserAffinity];
+ * export const Ranking = defineRankingPipeline({
+ *   name: 'Ranking',
+ *   candidate: Product,
+ *   realtimeFeatures: computed,
+ *   model: RankingModel,
+ * });
+ * ```
+ */
 export interface RealtimeFeatures {
   readonly name: string;
   readonly features: Readonly<Record<string, FeatureSpec>>;
   readonly requires: readonly string[];
   /** The entity types it is computed for: none (per request), one, or a pair. */
   readonly entityTypes: readonly EntityType[];
+  /** Computes the group's values: from the request, an entity, or a pair of entities (see `entityTypes`). */
   // biome-ignore lint/suspicious/noExplicitAny: the arity depends on entityTypes; the typed options checked the app's function
   readonly compute: (...args: any[]) => MaybePromise<Record<string, FeatureValue | null | undefined>>;
   readonly kind: 'realtime-features';
@@ -62,10 +113,27 @@ export interface RealtimeFeatures {
  *
  * @example
  * ```ts
- * const TextMatch = defineRealtimeFeatures({
- *   name: 'text_match', entity: Product, with: QueryEntity,
- *   features: { title_overlap: Feature.float({ default: 0 }) },
- *   compute: (product, query) => ({ title_overlap: overlap(product.title, query.query) }),
+ * import { defineRealtimeFeatures, Feature, getFeature, QueryEntity } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Per product, from its own fields and stored features.
+ * export const ProductFacts = defineRealtimeFeatures({
+ *   name: 'realtime_product',
+ *   entity: Product,
+ *   features: { in_stock: Feature.boolean({ default: true }), popular: Feature.boolean({ default: false }) },
+ *   requires: ['product_stats:popularity'],
+ *   compute: (product) => ({
+ *     in_stock: product.number_in_stock == null ? null : product.number_in_stock > 0,
+ *     popular: Number(getFeature(product, 'product_stats:popularity')) > 0.8,
+ *   }),
+ * });
+ * // Per pair product × query.
+ * export const TitleMatch = defineRealtimeFeatures({
+ *   name: 'title_match',
+ *   entity: Product,
+ *   with: QueryEntity,
+ *   features: { exact: Feature.boolean({ default: false }) },
+ *   compute: (product, query) => ({ exact: product.title === query.query }),
  * });
  * ```
  */
@@ -87,9 +155,11 @@ export function defineRealtimeFeatures(
     compute: RealtimeFeatures['compute'];
   },
 ): RealtimeFeatures {
-  if (!FEATURE_GROUP_PATTERN.test(options.name)) {
+  if (!REALTIME_GROUP_PATTERN.test(options.name)) {
     throw new AppDefinitionError(
-      `Real-time feature group name ${JSON.stringify(options.name)} must match ${FEATURE_GROUP_PATTERN}`,
+      `Real-time feature group name ${JSON.stringify(options.name)}: use a letter, then letters, digits ` +
+        'or _ (at most 64), e.g. realtime_product or RealtimeProductFeature; the name is the part of ' +
+        '"group:feature" before the colon, so it cannot hold a colon, and it is a column name in exported training rows',
     );
   }
   if (options.with !== undefined && options.entity === undefined) {

@@ -1,10 +1,49 @@
-/** The types a feature can have. */
+/**
+ * The types a feature can have.
+ *
+ * @example
+ * ```ts
+ * import { Feature, type FeatureKind } from 'rankd';
+ *
+ * const kind: FeatureKind = Feature.float().kind; // 'float'
+ * console.log(kind);
+ * ```
+ */
 export type FeatureKind = 'float' | 'integer' | 'boolean' | 'string' | 'vector';
 
-/** A feature's value as rankd hands it to pipeline code. Vectors are Float32Arrays. */
+/**
+ * A feature's value as rankd hands it to pipeline code. Vectors are Float32Arrays.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, type FeatureValue, getFeature } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * export const CtrModel = defineModel({
+ *   name: 'CtrModel',
+ *   entity: Product,
+ *   features: ['product_stats:ctr_7d'],
+ *   score: (products) =>
+ *     products.map((product) => {
+ *       const value: FeatureValue | null = getFeature(product, 'product_stats:ctr_7d');
+ *       return typeof value === 'number' ? value : 0;
+ *     }),
+ * });
+ * ```
+ */
 export type FeatureValue = number | boolean | string | Float32Array;
 
-/** A declared feature: its type and the value used when a row or the feature is missing. */
+/**
+ * A declared feature: its type and the value used when a row or the feature is missing.
+ *
+ * @example
+ * ```ts
+ * import { Feature, type FeatureSpec } from 'rankd';
+ *
+ * const ctr: FeatureSpec<'float'> = Feature.float({ default: 0 });
+ * console.log(ctr.kind, ctr.default); // float 0
+ * ```
+ */
 export interface FeatureSpec<K extends FeatureKind = FeatureKind> {
   readonly kind: K;
   readonly default: FeatureValue | null;
@@ -35,7 +74,20 @@ function spec<K extends FeatureKind>(
  *
  * @example
  * ```ts
- * features: { ctr_7d: Feature.float({ default: 0 }), embedding: Feature.vector(32) }
+ * import { defineFeatureView, Feature } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * export const ProductStats = defineFeatureView({
+ *   name: 'product_stats',
+ *   entity: Product,
+ *   features: {
+ *     ctr_7d: Feature.float({ default: 0, description: 'Clicks per impression, last 7 days' }),
+ *     views_7d: Feature.integer({ default: 0 }),
+ *     is_new: Feature.boolean({ default: false }),
+ *     tier: Feature.string(),
+ *     embedding: Feature.vector(8),
+ *   },
+ * });
  * ```
  */
 export const Feature = {

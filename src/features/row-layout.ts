@@ -13,7 +13,7 @@ export interface RowSlot {
  * missing) first at fixed offsets so that reading one is a single `readDoubleLE`, then the
  * variable-size ones (string as UTF-8, vector as f32), each behind a u32 length
  * (0xFFFFFFFF for missing). Header: format version (u8), layout fingerprint (u32), event
- * timestamp in ms (f64). See docs/feature-store.md; why binary: DR-011.
+ * timestamp in ms (f64). See docs/reference/feature-store.md; why binary: DR-011.
  */
 export class RowLayout {
   static readonly FORMAT_VERSION = 1;

@@ -30,7 +30,7 @@ function presentedKey(request: FastifyRequest): string | undefined {
 /**
  * Whether the request is a browser's CORS preflight: an OPTIONS request asking whether a
  * cross-origin request may be sent. Browsers never put credentials on it, so it cannot carry a
- * key; answering it is the app's CORS plugin's job (docs/extending.md), and it reaches no handler
+ * key; answering it is the app's CORS plugin's job (docs/guides/extend-the-server.md), and it reaches no handler
  * of rankd's.
  */
 function isPreflight(request: FastifyRequest): boolean {

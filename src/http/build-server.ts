@@ -1,4 +1,3 @@
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
@@ -15,12 +14,14 @@ import {
 import { RankdMetrics } from '../observability/metrics.js';
 import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
 import { installAccessControl } from './access.js';
+import { bodyValidatorCompiler } from './body-validator.js';
 import { registerDocs } from './docs.js';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.js';
 import { httpLimitOptions, installHttpLimits } from './http-limits.js';
 import { installHttpMetrics } from './http-metrics.js';
 import { type InFlightRequests, installInFlightRecording } from './in-flight-requests.js';
 import { hideRoutesWithoutSchema } from './openapi-document.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerEntityDeleteRoutes } from './routes/entities-delete.js';
 import { registerEntityGetRoute } from './routes/entities-get.js';
 import { registerEntityUploadRoute } from './routes/entities-upload.js';
@@ -32,8 +33,21 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerModelReloadRoute } from './routes/models-reload.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
 import type { Services } from './services.js';
+import { reportUnknownFields } from './unknown-fields.js';
 
-/** What a server is built from; everything has a default so tests can pass only what they change. */
+/**
+ * What a server is built from; everything has a default so tests can pass only what they change.
+ *
+ * @example
+ * ```ts
+ * import { type BuildServerOptions, buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const options: BuildServerOptions = { app, config: loadConfig({ LOG_LEVEL: 'warn' }) };
+ * const server = await buildServer(options);
+ * await server.listen({ port: 5001 });
+ * ```
+ */
 export interface BuildServerOptions {
   /** Validated configuration. @defaultValue `loadConfig()` (the environment) */
   config?: Config;
@@ -77,6 +91,17 @@ declare module 'fastify' {
  * that is opened in the background (Redis being down is answered with 503s, not a failed start).
  * It never listens: `startServer` does, and tests use `server.inject()`. Closing the server closes
  * the app's components (model file watchers) and Redis.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // The server `rankd run` runs, in a program of your own.
+ * const server = await buildServer({ app, config: loadConfig(process.env) });
+ * await server.listen({ port: 5001, host: '0.0.0.0' });
+ * process.once('SIGTERM', () => void server.close());
+ * ```
  */
 export async function buildServer(options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const config = options.config ?? loadConfig();
@@ -95,7 +120,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     clientErrorHandler: handleClientError,
     frameworkErrors: handleFrameworkError,
   });
-  server.setValidatorCompiler(TypeBoxValidatorCompiler);
+  server.setValidatorCompiler(bodyValidatorCompiler(config.REQUEST_BODIES));
+  reportUnknownFields(server);
   // Only JSON bodies are accepted: a text/plain body gets 415, not a confusing 422.
   server.removeContentTypeParser('text/plain');
   // Fastify's own JSON parser when FAST_PATHS=false.
@@ -177,6 +203,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     registerPipelineRoutes(server, services);
     registerFeedbackRoute(server, services);
     registerModelReloadRoute(server, services);
+    registerConsoleRoutes(server, app);
     if (!options.documentOnly) {
       redis.connect();
       await app.initialize({ log: server.log });

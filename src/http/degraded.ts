@@ -6,6 +6,19 @@ import type { Degradation } from '../request/degradation.js';
  * The response header of a request served without what some Redis Cluster masters hold:
  * `entities=N; features=M` (entities whose stored values, and feature rows, that could not be
  * read). Absent from every other answer, so a caller (or a proxy's log) can tell at a glance.
+ *
+ * @example
+ * ```ts
+ * import { DEGRADED_HEADER } from 'rankd';
+ *
+ * const answer = await fetch('http://localhost:5001/api/v1/ranking', {
+ *   method: 'POST',
+ *   headers: { 'content-type': 'application/json' },
+ *   body: JSON.stringify({ request_id: 'r1', candidates: [{ product_id: 'p1' }] }),
+ * });
+ * // Set when a Redis Cluster master could not answer: "entities=3; features=6".
+ * console.log(answer.headers.get(DEGRADED_HEADER));
+ * ```
  */
 export const DEGRADED_HEADER = 'x-rankd-degraded';
 

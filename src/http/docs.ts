@@ -52,7 +52,7 @@ export async function registerDocs(server: FastifyInstance, appName: string): Pr
         version: VERSION,
         description:
           'Ranking server with an entity index and feature store in Redis. Errors share one body: ' +
-          `\`{"detail": ..., "error_code": ...}\`; see ${docLink('errors', 'errors.md')} for the codes.`,
+          `\`{"detail": ..., "error_code": ...}\`; see ${docLink('errors', 'reference/errors.md')} for the codes.`,
       },
       components: {
         securitySchemes: {

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import { MalformedRequestError } from '../errors/index.js';
 import { BODY_IDLE_TIMEOUT, type ClientError } from './error-handler.js';
 
-/** The Fastify options that carry the HTTP limits (docs/configuration.md, "HTTP limits"). */
+/** The Fastify options that carry the HTTP limits (docs/reference/configuration.md, "HTTP limits"). */
 export interface HttpLimitOptions {
   requestTimeout: number;
   keepAliveTimeout: number;

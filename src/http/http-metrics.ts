@@ -52,7 +52,7 @@ export function installHttpMetrics(
       schema: {
         operationId: 'metrics',
         summary: 'Prometheus metrics (text format)',
-        description: `What each metric means: ${docLink('observability', 'observability.md')}.`,
+        description: `What each metric means: ${docLink('observability', 'reference/observability.md')}.`,
         tags: ['observability'],
         response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }) },
       },

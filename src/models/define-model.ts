@@ -1,17 +1,33 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Component } from '../request/component.js';
-import type { Explanation } from './explain/explanation.js';
+import { contributedRows, type Explanation, type ModelContributions } from './explain/explanation.js';
+import { featureMatrix } from './feature-matrix.js';
 import type { Scores } from './scores.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
 export type { Scores } from './scores.js';
 
-/** A model: scores a batch of entities. Reads features with `getFeature`. */
+/**
+ * A model: scores a batch of entities. Reads features with `getFeature`.
+ *
+ * @example
+ * ```ts
+ * import type { Model } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Any object of this shape is a model; defineModel only checks it.
+ * export const ByPrice: Model<typeof Product> = {
+ *   name: 'ByPrice',
+ *   score: (products) => products.map((product) => -(product.price ?? 0)),
+ * };
+ * ```
+ */
 export interface Model<E extends EntityType = EntityType> extends Component {
   /** Recorded in MODEL events, so training data says which model scored. */
   readonly version?: string;
+  /** One score per entity, in order; a missing or non-finite score ranks as 0. */
   score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<Scores>;
   /**
    * Optional: scores the batch as `score` does and says why, one {@link Explanation} per entity
@@ -22,16 +38,70 @@ export interface Model<E extends EntityType = EntityType> extends Component {
 }
 
 /**
+ * What {@link defineModel} takes: a model, and optionally its exact contributions.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, featureColumns } from 'rankd';
+ *
+ * // Twice the title's match: each score explained as that one term.
+ * export const TitleModel = defineModel({
+ *   name: 'TitleModel',
+ *   features: ['text_match:title'],
+ *   score: (products) => Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => 2 * (v || 0)),
+ *   contributions: (products) =>
+ *     Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => ({
+ *       bias: 0,
+ *       contributions: { 'text_match:title': 2 * (v || 0) },
+ *     })),
+ * });
+ * ```
+ */
+export interface ModelOptions<E extends EntityType> extends Model<E> {
+  /** Only types `score`'s entities. */
+  entity?: E;
+  /**
+   * Optional, for explanations: per entity, the score's bias and each feature's contribution, so
+   * that `bias + Σ contributions` is the score. Called only when an explanation is asked for;
+   * without it (and without `explain`), explanations give the model's inputs only.
+   */
+  contributions?(
+    entities: ReadonlyArray<EntityOf<E>>,
+    request: RankdRequest,
+  ): MaybePromise<readonly ModelContributions[]>;
+}
+
+/**
  * Declares a model.
  *
  * @example
  * ```ts
- * const RankingModel = defineModel({
- *   name: 'RankingModel', entity: Product, features: ['text_match:title'],
- *   score: (products) => products.map((p) => Number(getFeature(p, 'text_match:title'))),
+ * import { defineModel, featureColumns } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // A weighted sum of two features; one number per product, in order.
+ * export const RankingModel = defineModel({
+ *   name: 'RankingModel',
+ *   version: '1',
+ *   entity: Product,
+ *   features: ['text_match:title', 'product_stats:popularity'],
+ *   score(products) {
+ *     const [title, popularity] = featureColumns(products, ['text_match:title', 'product_stats:popularity']);
+ *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0));
+ *   },
  * });
  * ```
  */
-export function defineModel<E extends EntityType>(options: Model<E> & { entity?: E }): Model<E> {
-  return options;
+export function defineModel<E extends EntityType>(options: ModelOptions<E>): Model<E> {
+  const contributions = options.contributions;
+  if (contributions === undefined || options.explain !== undefined) return options;
+  const features = options.features ?? [];
+  return {
+    ...options,
+    async explain(entities, request) {
+      const scores = await options.score(entities, request);
+      const rows = await contributions(entities, request);
+      return contributedRows(features, featureMatrix(entities, features), rows, scores);
+    },
+  };
 }

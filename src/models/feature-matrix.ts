@@ -14,6 +14,25 @@ export function numericValue(value: FeatureValue | null | undefined): number {
  * `entities[i]`, read from the current request with getFeature, so declared defaults apply.
  * Null, strings and vectors are NaN (missing); booleans are 1 and 0. Writes into `out` when it
  * is large enough, so a caller can reuse one buffer.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, featureMatrix } from 'rankd';
+ *
+ * const FEATURES = ['product_stats:ctr_7d', 'text_match:title'];
+ * const WEIGHTS = [4.2, 1.5];
+ * // Row-major: row i holds entity i's features, in FEATURES order.
+ * export const Linear = defineModel({
+ *   name: 'Linear',
+ *   features: FEATURES,
+ *   score(products) {
+ *     const matrix = featureMatrix(products, FEATURES);
+ *     return products.map((_, row) =>
+ *       WEIGHTS.reduce((sum, weight, col) => sum + weight * (matrix[row * FEATURES.length + col] || 0), 0),
+ *     );
+ *   },
+ * });
+ * ```
  */
 export function featureMatrix(
   entities: readonly object[],
@@ -41,6 +60,21 @@ export function featureMatrix(
  * NaN, booleans 1 and 0). For models written by hand, which read a feature by name:
  * `const [title, price] = featureColumns(products, ['text_match:title', 'facts:price'])`.
  * The columns are views of one buffer, one after another.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, featureColumns } from 'rankd';
+ *
+ * // One Float64Array per feature, read for all entities at once: missing is NaN, booleans 1 and 0.
+ * export const CtrModel = defineModel({
+ *   name: 'CtrModel',
+ *   features: ['product_stats:ctr_7d', 'realtime_product:in_stock'],
+ *   score(products) {
+ *     const [ctr, inStock] = featureColumns(products, ['product_stats:ctr_7d', 'realtime_product:in_stock']);
+ *     return products.map((_, i) => (ctr[i] || 0) * (inStock[i] === 0 ? 0.5 : 1));
+ *   },
+ * });
+ * ```
  */
 export function featureColumns<const N extends readonly string[]>(
   entities: readonly object[],

@@ -29,7 +29,22 @@ type MaybePromise<T> = T | Promise<T>;
 /** How long a model file must stay unchanged before it is reloaded: a copy in progress is not read. */
 export const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
 
-/** Options every file-backed model takes. */
+/**
+ * Options every file-backed model takes.
+ *
+ * @example
+ * ```ts
+ * import { type FileModelOptions, linearModel } from 'rankd';
+ *
+ * const file: FileModelOptions = {
+ *   name: 'ctr',
+ *   file: new URL('../models/ctr.json', import.meta.url), // next to the app's code
+ *   watch: true,
+ *   debounceMs: 500,
+ * };
+ * export const Ctr = linearModel({ ...file, objective: 'sigmoid' });
+ * ```
+ */
 export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events and in the admin reload route. */
   name: string;
@@ -75,7 +90,18 @@ export interface FileModelKind<T> {
   release?(evaluator: T): MaybePromise<void>;
 }
 
-/** What a reload did. */
+/**
+ * What a reload did.
+ *
+ * @example
+ * ```ts
+ * import { linearModel, type ReloadResult } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * const result: ReloadResult = await Ctr.reload();
+ * if (result.status === 'failed') console.warn(`${result.file}: ${result.error}; ${result.version} still serves`);
+ * ```
+ */
 export interface ReloadResult {
   readonly name: string;
   readonly file: string;
@@ -87,7 +113,23 @@ export interface ReloadResult {
   readonly error?: string;
 }
 
-/** A model whose parameters come from a file, reloaded when the file changes. See docs/models.md. */
+/**
+ * A model whose parameters come from a file, reloaded when the file changes. See docs/reference/models.md.
+ *
+ * @example
+ * ```ts
+ * import { type FileModel, gbdtModel } from 'rankd';
+ *
+ * export const Ranker: FileModel = gbdtModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.json',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ * });
+ * // After a deploy: load the file again now, and say how it went.
+ * const result = await Ranker.reload();
+ * console.log(result.status, Ranker.version);
+ * ```
+ */
 export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'file-model';
   /** What its files are: `linear`, `gbdt`, `onnx`, or `file` for other kinds. */

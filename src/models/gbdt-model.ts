@@ -8,11 +8,26 @@ import { parseGbdtModel, parseGbdtSource } from './gbdt/load-gbdt.js';
 import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/** How {@link gbdtModel} is configured. */
+/**
+ * How {@link gbdtModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type GbdtModelOptions, gbdtModel } from 'rankd';
+ *
+ * const options: GbdtModelOptions = {
+ *   name: 'ranker',
+ *   file: 'models/ranker.txt', // LightGBM text; XGBoost JSON works too
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   objective: 'raw',
+ * };
+ * export const Ranker = gbdtModel(options);
+ * ```
+ */
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The model's input columns, in training order: column `i` is `features[i]` (`group:feature`).
-   * Their number must be the model's; names stored in the file must match (see docs/models.md).
+   * Their number must be the model's; names stored in the file must match (see docs/reference/models.md).
    */
   features: readonly string[];
   /**
@@ -62,12 +77,21 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
  * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text
  * model (`model.txt`), evaluated in TypeScript: one batch of candidates per call, missing values
  * (null, non-numbers) as NaN, following the library's own missing-value rules. Reloaded when the
- * file changes (see docs/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
+ * file changes (see docs/reference/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
  * `pred_contribs`: the bias is the expected margin, bias + Σ contributions the row's margin.
  *
  * @example
  * ```ts
- * gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d', 'text_match:title'] })
+ * import { gbdtModel } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Column i of the model is features[i], in training order; reloaded when the file changes.
+ * export const Ranker = gbdtModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.json', // XGBoost JSON or LightGBM text, recognised by content
+ *   entity: Product,
+ *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
+ * });
  * ```
  */
 export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelOptions<E>): FileModel<E> {

@@ -9,7 +9,23 @@ import { type FileModel, type FileModelOptions, fileModel } from './file-model.j
 import { modelPath } from './model-file.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/** How {@link linearModel} is configured. */
+/**
+ * How {@link linearModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type LinearModelOptions, linearModel } from 'rankd';
+ *
+ * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
+ * const options: LinearModelOptions = {
+ *   name: 'ctr',
+ *   file: 'models/ctr.json',
+ *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
+ *   objective: 'sigmoid',
+ * };
+ * export const Ctr = linearModel(options);
+ * ```
+ */
 export interface LinearModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The features the weights may name (`group:feature`). @defaultValue the weights' names, read
@@ -86,12 +102,20 @@ function featuresFromFile(name: string, path: string): string[] {
  * A linear (or, with `objective: 'sigmoid'`, logistic) model from a JSON file
  * `{"weights": {"group:feature": w, ...}, "bias": b}`: score = bias + Σ w × feature. A missing
  * feature value (null, not a number) counts as 0, as it would in a sparse training row; booleans
- * are 1 and 0. Reloaded when the file changes (see docs/models.md). Explanations are exact:
+ * are 1 and 0. Reloaded when the file changes (see docs/reference/models.md). Explanations are exact:
  * each feature contributes weight × value (0 when missing), the bias is the intercept.
  *
  * @example
  * ```ts
- * linearModel({ name: 'ctr_model', file: new URL('../models/ctr.json', import.meta.url), objective: 'sigmoid' })
+ * import { linearModel } from 'rankd';
+ *
+ * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
+ * export const Ctr = linearModel({
+ *   name: 'ctr',
+ *   file: 'models/ctr.json',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   objective: 'sigmoid', // logistic regression; 'raw' gives the weighted sum
+ * });
  * ```
  */
 export function linearModel<E extends EntityType = EntityType>(options: LinearModelOptions<E>): FileModel<E> {

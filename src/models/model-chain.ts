@@ -20,7 +20,18 @@ import { explainingSnapshotOf, type ModelSnapshot, type SnapshotSource, snapshot
 /** The one feature a chain records per model: its score; no score (null, NaN) reads as 0, as in the pipeline. */
 const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The model’s score' }) };
 
-/** How {@link chainModels} is configured. */
+/**
+ * How {@link chainModels} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type ChainOptions, chainModels, linearModel } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * const options: ChainOptions = { name: 'ranking', models: [Ctr] };
+ * export const Model = chainModels(options);
+ * ```
+ */
 export interface ChainOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events. */
   name: string;
@@ -30,7 +41,18 @@ export interface ChainOptions<E extends EntityType = EntityType> {
   entity?: E;
 }
 
-/** A model made of models run in order; its score is the last one's. */
+/**
+ * A model made of models run in order; its score is the last one's.
+ *
+ * @example
+ * ```ts
+ * import { chainModels, linearModel, type ModelChain } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * export const Model: ModelChain = chainModels({ name: 'ranking', models: [Ctr] });
+ * console.log(Model.features, Model.provides); // ctr's inputs; the group `ctr` with its `score`
+ * ```
+ */
 export interface ModelChain<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'model-chain';
   readonly models: ReadonlyArray<Model<E>>;
@@ -40,6 +62,7 @@ export interface ModelChain<E extends EntityType = EntityType> extends Model<E>,
   readonly version: string;
   /** Explains each model in turn (see `Explanation.stages`); the chain's explanation is the last model's. */
   explain(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): Promise<readonly Explanation[]>;
+  /** Initializes every member once, in order. */
   initialize(context?: ComponentContext): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -131,7 +154,16 @@ function versionOf(
  *
  * @example
  * ```ts
- * chainModels({ name: 'ranker', models: [ctrModel, gbdtModel({ ..., features: ['ctr_model:score', ...] })] })
+ * import { chainModels, gbdtModel, linearModel } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'], objective: 'sigmoid' });
+ * // The ranker reads the first model's score as the feature `ctr:score`.
+ * const Ranker = gbdtModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.json',
+ *   features: ['ctr:score', 'text_match:title', 'product_stats:popularity'],
+ * });
+ * export const Model = chainModels({ name: 'ranking', models: [Ctr, Ranker] });
  * ```
  */
 export function chainModels<E extends EntityType = EntityType>(options: ChainOptions<E>): ModelChain<E> {

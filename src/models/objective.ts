@@ -1,5 +1,15 @@
 import { AppDefinitionError } from '../errors/index.js';
-/** What a model does to its raw output: nothing, or a sigmoid (a probability, for logistic models). */
+/**
+ * What a model does to its raw output: nothing, or a sigmoid (a probability, for logistic models).
+ *
+ * @example
+ * ```ts
+ * import { linearModel, type Objective } from 'rankd';
+ *
+ * const objective: Objective = 'sigmoid'; // 1 / (1 + e^-sum); 'raw' is the sum itself
+ * export const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'], objective });
+ * ```
+ */
 export type Objective = 'raw' | 'sigmoid';
 
 /** 1 / (1 + e^-x), written so that neither tail overflows. */

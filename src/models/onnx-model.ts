@@ -5,7 +5,23 @@ import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
 import { loadOnnxRuntime, type OnnxRuntime, type OnnxSession } from './onnx-runtime.js';
 
-/** How {@link onnxModel} is configured. */
+/**
+ * How {@link onnxModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type OnnxModelOptions, onnxModel } from 'rankd';
+ *
+ * const options: OnnxModelOptions = {
+ *   name: 'ranker',
+ *   file: 'models/ranker.onnx',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   inputName: 'features',
+ *   outputName: 'score',
+ * };
+ * export const Ranker = onnxModel(options);
+ * ```
+ */
 export interface OnnxModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /** The model's input columns, in order: column `i` is `features[i]` (`group:feature`). */
   features: readonly string[];
@@ -59,8 +75,20 @@ async function run(
  * dependency; `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` installs it with no
  * network). A batch is one `[rows, features]` float32 tensor, missing values NaN. The file is
  * tried on one row when it loads, so a model with the wrong input width or output shape stops
- * the start, not a request. Reloaded when the file changes (see docs/models.md). Explanations give
+ * the start, not a request. Reloaded when the file changes (see docs/reference/models.md). Explanations give
  * the inputs and scores; contributions are marked not available.
+ *
+ * @example
+ * ```ts
+ * import { onnxModel } from 'rankd';
+ *
+ * // Needs onnxruntime-node installed in the project (npm install onnxruntime-node).
+ * export const Ranker = onnxModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.onnx',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ * });
+ * ```
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {
   const features = [...options.features];

@@ -14,10 +14,29 @@ import { featureMatrix } from './feature-matrix.js';
 import { postBatch } from './remote-batch.js';
 import { snapshotOf } from './snapshot.js';
 
-/** How {@link remoteModel} is configured. */
+/**
+ * How {@link remoteModel} is configured.
+ *
+ * @example
+ * ```ts
+ * import { type RemoteModelOptions, remoteModel } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ *
+ * const options: RemoteModelOptions = {
+ *   name: 'scorer',
+ *   url: 'http://scorer:8080/score',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   timeoutMs: 300,
+ *   retries: 1,
+ *   headers: { authorization: `Bearer ${process.env.SCORER_TOKEN}` },
+ *   fallback: RankingModel, // a model, or a constant score
+ * };
+ * export const Scorer = remoteModel(options);
+ * ```
+ */
 export interface RemoteModelOptions<E extends EntityType = EntityType> {
   name: string;
-  /** The scoring endpoint: it receives `POST {"inputs": [[...], ...], "features": [...]}` (see docs/models.md). */
+  /** The scoring endpoint: it receives `POST {"inputs": [[...], ...], "features": [...]}` (see docs/reference/models.md). */
   url: string | URL;
   /** The features sent for each entity, in this order (`group:feature`). */
   features: readonly string[];
@@ -44,7 +63,18 @@ export interface RemoteModelOptions<E extends EntityType = EntityType> {
   entity?: E;
 }
 
-/** What a remote model has done since the server started. */
+/**
+ * What a remote model has done since the server started.
+ *
+ * @example
+ * ```ts
+ * import { type RemoteModelStats, remoteModel } from 'rankd';
+ *
+ * const Scorer = remoteModel({ name: 'scorer', url: 'http://scorer:8080/score', features: [], fallback: 0 });
+ * const stats: Readonly<RemoteModelStats> = Scorer.stats;
+ * console.log(`${stats.failures} failed attempts of ${stats.requests}; ${stats.fallbackEntities} scored by the fallback`);
+ * ```
+ */
 export interface RemoteModelStats {
   /** HTTP requests sent, retries included. */
   requests: number;
@@ -58,7 +88,23 @@ export interface RemoteModelStats {
   lastError: string | undefined;
 }
 
-/** A model served over HTTP, with a local fallback. */
+/**
+ * A model served over HTTP, with a local fallback.
+ *
+ * @example
+ * ```ts
+ * import { type RemoteModel, remoteModel } from 'rankd';
+ *
+ * export const Scorer: RemoteModel = remoteModel({
+ *   name: 'scorer',
+ *   url: 'http://scorer:8080/score',
+ *   features: ['product_stats:ctr_7d'],
+ *   fallback: 0,
+ * });
+ * // Live counters, for a health page.
+ * console.log(Scorer.stats.requests, Scorer.stats.fallbacks, Scorer.stats.lastError);
+ * ```
+ */
 export interface RemoteModel<E extends EntityType = EntityType> extends Model<E> {
   readonly kind: 'remote-model';
   readonly url: string;
@@ -105,7 +151,16 @@ async function mapLimited<T>(count: number, limit: number, work: (i: number) => 
  *
  * @example
  * ```ts
- * remoteModel({ name: 'ranker', url: 'http://scorer:8080/score', features: ['product_stats:ctr_7d'], fallback: LocalModel })
+ * import { remoteModel } from 'rankd';
+ *
+ * // POST {"inputs": [[...], ...], "features": [...]} to the URL, expecting {"scores": [...]}.
+ * export const Scorer = remoteModel({
+ *   name: 'scorer',
+ *   url: 'http://scorer:8080/score',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   batchSize: 30,
+ *   fallback: 0, // the score of a batch the endpoint failed
+ * });
  * ```
  */
 export function remoteModel<E extends EntityType = EntityType>(

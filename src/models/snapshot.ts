@@ -23,8 +23,9 @@ export interface ModelSnapshot {
 
 /** A model that can hand out {@link ModelSnapshot}s (file models, chains). */
 export interface SnapshotSource {
+  /** The version serving now, kept by one request from start to end (a reload cannot mix two). */
   snapshot(): ModelSnapshot;
-  /** A snapshot with `explain` bound to the same version (see {@link explainingSnapshotOf}). */
+  /** A snapshot with `explain` bound to the same version (see `explainingSnapshotOf`). */
   explainingSnapshot?(): ModelSnapshot;
 }
 

@@ -3,8 +3,23 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/index.js';
 
-/** Where log lines go instead of stdout: anything with `write(line)` (a pino destination). */
+/**
+ * Where log lines go instead of stdout: anything with `write(line)` (a pino destination).
+ *
+ * @example
+ * ```ts
+ * import { buildServer, type LogStream, loadConfig } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // Log lines (JSON) kept in memory, e.g. for a test that reads them.
+ * const lines: string[] = [];
+ * const logStream: LogStream = { write: (line) => void lines.push(line) };
+ * const server = await buildServer({ app, config: loadConfig({ LOG_LEVEL: 'info' }), logStream });
+ * await server.close();
+ * ```
+ */
 export interface LogStream {
+  /** Receives one log line: a JSON object, newline-terminated. */
   write(line: string): void;
 }
 

@@ -23,7 +23,17 @@ export const REDIS_DURATION_BUCKETS = [
 /** Candidates per ranking request: up to the default maximum (1000) and beyond for raised limits. */
 export const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
-/** What an event sink reports (its `stats()`): totals since it started. */
+/**
+ * What an event sink reports (its `stats()`): totals since it started.
+ *
+ * @example
+ * ```ts
+ * import type { EventCounts } from 'rankd';
+ *
+ * const counts: EventCounts = { written: 120, dropped: 2, droppedBy: { buffer_full: 2 } };
+ * console.log(counts.dropped / (counts.written + counts.dropped));
+ * ```
+ */
 export interface EventCounts {
   /** Events written to the sink. */
   readonly written: number;
@@ -91,7 +101,7 @@ function mirroredCounter(registry: Registry, name: string, help: string, read: (
 
 /**
  * One process's metrics as data (prom-client's JSON form, every sample with all its labels): what
- * a worker sends the primary, which sums them with {@link renderSummed}.
+ * a worker sends the primary, which sums them with `renderSummed`.
  */
 export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
@@ -111,6 +121,17 @@ export async function renderSummed(
  * The Prometheus metrics of one server, in a registry of its own (so servers in one process, as
  * in tests, never share or clash), all named `rankd_*`, with Node's process metrics. The hot paths
  * (requests, stages, Redis commands) observe cached series: no labels are looked up or built.
+ *
+ * @example
+ * ```ts
+ * import { buildServer } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * const server = await buildServer({ app });
+ * // The Prometheus text /metrics serves; undefined with METRICS_ENABLED=false.
+ * const metrics = server.rankd.metrics;
+ * if (metrics) console.log(await metrics.render());
+ * ```
  */
 export class RankdMetrics {
   /** The server's registry: rankd's metrics and the process metrics (`rankd_process_*`, `rankd_nodejs_*`). */
@@ -332,7 +353,7 @@ export class RankdMetrics {
   }
 
   /**
-   * Every metric as data, for a primary to sum ({@link renderSummed}). rankd's histograms keep a
+   * Every metric as data, for a primary to sum (`renderSummed`). rankd's histograms keep a
    * series' labels apart from each sample's (`sharedLabels`), which prom-client's aggregation
    * does not read: each sample gets them all here, or every route's series would be added up.
    */

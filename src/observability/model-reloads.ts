@@ -16,6 +16,22 @@ const listeners = globals[LISTENERS_KEY] as Set<ModelReloadListener>;
  * attempt, whatever started it (a file watch, the admin route). Every server in the process
  * counts it in `rankd_model_reloads_total{model,result}`. A listener that throws is ignored: a
  * reload never fails because of metrics.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, reportModelReload } from 'rankd';
+ *
+ * let weights = [1];
+ * // A model of your own that reloads its parameters counts them in rankd_model_reloads_total.
+ * export const Custom = defineModel({
+ *   name: 'custom',
+ *   initialize() {
+ *     weights = [2];
+ *     reportModelReload('custom', 'reloaded');
+ *   },
+ *   score: (entities) => entities.map(() => weights[0] ?? 0),
+ * });
+ * ```
  */
 export function reportModelReload(model: string, result: string): void {
   for (const listener of listeners) {

@@ -13,9 +13,29 @@ type Context = import('@opentelemetry/api').Context;
 /**
  * What rankd needs of an OpenTelemetry `SpanExporter` (e.g. `InMemorySpanExporter`): declared
  * here so that rankd's types do not depend on the SDK, which is an optional install.
+ *
+ * @example
+ * ```ts
+ * import { buildServer, loadConfig, type SpanExporterLike } from 'rankd';
+ * import app from './pipelines/main.js';
+ *
+ * // Spans kept in memory (with OTEL_ENABLED=true), as a test would keep them.
+ * const spans: unknown[] = [];
+ * const spanExporter: SpanExporterLike = {
+ *   export: (batch, done) => {
+ *     spans.push(...batch);
+ *     done({ code: 0 });
+ *   },
+ *   shutdown: async () => {},
+ * };
+ * const server = await buildServer({ app, config: loadConfig({ OTEL_ENABLED: 'true' }), spanExporter });
+ * await server.close();
+ * ```
  */
 export interface SpanExporterLike {
+  /** Receives finished spans; calls `resultCallback` with code 0 once they are stored. */
   export(spans: unknown[], resultCallback: (result: { code: number; error?: Error }) => void): void;
+  /** Called once when the server closes. */
   shutdown(): Promise<void>;
 }
 

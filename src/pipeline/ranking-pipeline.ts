@@ -7,8 +7,12 @@ import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
+import { BusinessLogicTrace } from './business-logic-trace.js';
 import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
+import { explainedResponse } from './explain-response.js';
+import { ExplainRequestFields } from './explain-schema.js';
 import type { EntitySlot } from './hydrate.js';
+import { checkPipelineOverrides, overridesOf, swappableModels } from './overrides.js';
 import { type Pagination, pageSlice } from './pagination.js';
 import {
   applyBusinessLogic,
@@ -25,10 +29,46 @@ import {
   requestEntitySchema,
 } from './request-schema.js';
 
-/** Most candidates in one ranking request unless the pipeline says otherwise. */
+/**
+ * Most candidates in one ranking request unless the pipeline says otherwise.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_CANDIDATES, defineRankingPipeline } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // Twice the default number of candidates a request may send.
+ * export const Wide = defineRankingPipeline({
+ *   name: 'Wide',
+ *   path: '/wide',
+ *   candidate: Product,
+ *   model: RankingModel,
+ *   maxCandidates: 2 * DEFAULT_MAX_CANDIDATES,
+ * });
+ * ```
+ */
 export const DEFAULT_MAX_CANDIDATES = 1000;
 
-/** How a ranking pipeline is declared. */
+/**
+ * How a ranking pipeline is declared.
+ *
+ * @example
+ * ```ts
+ * import { defineRankingPipeline, type RankingPipelineOptions } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * const options: RankingPipelineOptions<typeof Product> = {
+ *   name: 'Similar',
+ *   path: '/similar',
+ *   candidate: Product,
+ *   model: RankingModel,
+ *   example: { request_id: 'r1', candidates: [{ product_id: 'p1' }, { product_id: 'p2' }] },
+ * };
+ * export const Similar = defineRankingPipeline(options);
+ * ```
+ */
 export interface RankingPipelineOptions<E extends EntityType> {
   /** Route name, used in the operationId: `MyRankingPipeline` → `MyRankingPipeline_api_v1_ranking_post`. */
   name: string;
@@ -45,7 +85,7 @@ export interface RankingPipelineOptions<E extends EntityType> {
   model: Model<E>;
   /** Steps run in order on the scored, sorted candidates. */
   businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /** @defaultValue 1000 */
   maxCandidates?: number;
@@ -86,7 +126,29 @@ function paginationOf(request: RankingRequest): Pagination {
 
 /**
  * Declares a ranking pipeline: hydrated candidates → model scores → business logic → stable sort
- * by descending score → one page. See docs/ranking.md.
+ * by descending score → one page. See docs/reference/ranking.md.
+ *
+ * @example
+ * ```ts
+ * import { defineRankingPipeline, Type, UserEntity } from 'rankd';
+ * import { FeaturedBrand, InStockOnly, SoldOutDemotion } from './pipelines/product-ranking/business-logic.js';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { ProductFacts, UserAffinity } from './pipelines/product-ranking/realtime-features.js';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { TextMatch } from './pipelines/product-ranking/text-match.js';
+ *
+ * // POST /api/v1/ranking: hydrate, features, model, business logic, one page.
+ * export const MyRankingPipeline = defineRankingPipeline({
+ *   name: 'MyRankingPipeline',
+ *   path: '/ranking',
+ *   candidate: Product,
+ *   entities: { user: UserEntity },
+ *   fields: { in_stock_only: Type.Optional(Type.Boolean({ default: false })) },
+ *   realtimeFeatures: [TextMatch, ProductFacts, UserAffinity],
+ *   model: RankingModel,
+ *   businessLogic: [InStockOnly, SoldOutDemotion, FeaturedBrand],
+ * });
+ * ```
  */
 export function defineRankingPipeline<E extends EntityType>(options: RankingPipelineOptions<E>): Pipeline {
   const maxCandidates = options.maxCandidates ?? DEFAULT_MAX_CANDIDATES;
@@ -110,6 +172,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       include_events: Type.Optional(
         Type.Boolean({ default: false, description: 'Return the events of the request' }),
       ),
+      ...ExplainRequestFields,
       query: Type.Optional(requestEntitySchema(QueryEntity)),
       candidates: Type.Array(requestEntitySchema(options.candidate), {
         maxItems: maxCandidates,
@@ -120,9 +183,13 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     { title: `${options.name}Request`, additionalProperties: false },
   );
+  const model = options.model;
+  const steps = options.businessLogic ?? [];
+  const models = swappableModels(model);
   const validate = (request: Record<string, unknown>) => {
     const ranking = request as RankingRequest;
     pageSlice(ranking.candidates.length, paginationOf(ranking));
+    checkPipelineOverrides(overridesOf(request), steps as readonly BusinessLogicStep[], models);
   };
   addRequestExample(
     options.name,
@@ -134,8 +201,6 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     },
     validate,
   );
-  const model = options.model;
-  const steps = options.businessLogic ?? [];
   const idField = options.candidate.idField;
   const entityType = options.candidate.name;
   // What the request's own entities (user, query) may give the model, through its features or
@@ -170,13 +235,18 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     async execute(context: RequestContext) {
       const request = context.request as RankingRequest;
       const pagination = paginationOf(request);
+      const overrides = overridesOf(request);
+      const scoring = overrides?.model === undefined ? model : (models.get(overrides.model) as Model<E>);
+      const skipped = overrides?.skip_business_logic;
+      const active = skipped === undefined ? steps : steps.filter((step) => !skipped.includes(step.name));
+      const trace = request.explain === true ? new BusinessLogicTrace() : undefined;
       // An experiment's model names the variant's model, so events say which one scored.
-      const used = selectedModel(model);
+      const used = selectedModel(scoring);
       // Read before scoring, in the same synchronous step: a file model takes its loaded file at
       // the start of score(), so a hot reload cannot slip in between and mislabel the events.
       const modelVersion = used.version ?? null;
       let clock = performance.now();
-      let scored = await scoreCandidates(model, request.candidates as Array<EntityOf<E>>, request, idField);
+      let scored = await scoreCandidates(scoring, request.candidates as Array<EntityOf<E>>, request, idField);
       clock = context.stageEnded('model', clock);
       recordScores(
         context,
@@ -184,12 +254,14 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
         scored,
         entityType,
       );
-      scored = await applyBusinessLogic(context, steps, scored, request, entityType);
+      scored = await applyBusinessLogic(context, active, scored, request, entityType, trace);
       clock = context.stageEnded('business_logic', clock);
       const page = takePage(context, scored, pagination, request.candidates.length, entityType);
       recordShownFeatures(context, used.features ?? [], requestFeatures, page, entityType);
       context.stageEnded('paginate', clock);
-      return rankingResponse(context, page);
+      const response = rankingResponse(context, page);
+      if (trace === undefined) return response;
+      return explainedResponse(context, response, page, used as Model, trace, overrides);
     },
   };
 }

@@ -16,6 +16,7 @@ import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
+import type { BusinessLogicTrace } from './business-logic-trace.js';
 import { type Pagination, pageSlice } from './pagination.js';
 
 /** The model that scored a request, as its events name it. */
@@ -136,7 +137,8 @@ export function recordShownFeatures<E extends EntityType>(
 
 /**
  * Stage 3: sorts by descending score, then runs each business-logic step in order on the sorted
- * candidates, sorting again after each; a BUSINESS_LOGIC event per score a step changed.
+ * candidates, sorting again after each; a BUSINESS_LOGIC event per score a step changed. With a
+ * `trace` (an explained request), records what each step did to each candidate.
  */
 export async function applyBusinessLogic<E extends EntityType>(
   context: RequestContext,
@@ -144,13 +146,17 @@ export async function applyBusinessLogic<E extends EntityType>(
   scored: Array<ScoredCandidate<E>>,
   request: RankdRequest,
   entityType: string,
+  trace?: BusinessLogicTrace,
 ): Promise<Array<ScoredCandidate<E>>> {
   const events = context.events;
   sortByScore(scored);
+  trace?.start(scored);
   const logChanges = events.wants('BUSINESS_LOGIC');
   for (const [order, step] of steps.entries()) {
     const before = logChanges ? new Map(scored.map((c) => [c.entity, c.score])) : undefined;
-    scored = sortByScore(withFiniteScores(await step.apply(scored, request)));
+    const standing = trace?.before(scored);
+    scored = sortByScore(withFiniteScores(await step.apply(scored, request, trace?.stepTrace)));
+    if (standing !== undefined) trace?.after(step as BusinessLogicStep, standing, scored, request);
     if (before) {
       const data = events.json.businessLogicEventData(entityType, order, step.name);
       for (const c of scored) {

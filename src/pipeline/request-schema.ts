@@ -3,7 +3,8 @@ import { Value } from 'typebox/value';
 import type { EntityType } from '../entities/define-entity.js';
 import { exampleValue } from '../entities/examples.js';
 import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
-import { AppDefinitionError } from '../errors/index.js';
+import { AppDefinitionError, problemsFromSchemaErrors } from '../errors/index.js';
+import { CandidateExplanationSchema, RequestExplanationSchema } from './explain-schema.js';
 
 /**
  * The schema of an entity inside a request: its id field is required, its declared fields are
@@ -27,7 +28,7 @@ export function requestEntitySchema(type: EntityType): TSchema {
   });
 }
 
-/** The pagination fields of a ranking request, with rankd's bounds and defaults (docs/ranking.md). */
+/** The pagination fields of a ranking request, with rankd's bounds and defaults (docs/reference/ranking.md). */
 export const PaginationFields = {
   user_page_size: Type.Optional(
     Type.Integer({
@@ -68,11 +69,13 @@ export const RankingResponseSchema = Type.Object(
         {
           candidate_id: Type.String({ description: "The candidate's id (its `product_id` for products)" }),
           ranked_score: Type.Number({ description: 'Score; items are in descending order of it' }),
+          explanation: Type.Optional(CandidateExplanationSchema),
         },
         { title: 'RankedCandidate' },
       ),
     ),
     events: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    explanation: Type.Optional(RequestExplanationSchema),
     degraded: Type.Optional(
       Type.Object(
         {
@@ -115,10 +118,11 @@ export function addRequestExample(
   const isValid = (request: Record<string, unknown>): string | undefined => {
     try {
       if (!Value.Check(schema, request)) {
-        const first = Value.Errors(schema, request)[0];
-        return first === undefined
-          ? 'it does not match the schema'
-          : `${first.instancePath} ${first.message}`;
+        const first = problemsFromSchemaErrors(Value.Errors(schema, request), [], {
+          schema,
+          value: request,
+        })[0];
+        return first === undefined ? 'it does not match the schema' : first.msg;
       }
       validate(request);
       return undefined;

@@ -11,6 +11,7 @@ import { type Pipeline, routeOf, type UnreachableShardPolicy } from './define-pi
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
 import { discoverEntities, hydrate } from './hydrate.js';
+import { checkVariantOverrides, overridesOf } from './overrides.js';
 
 /** The stores a pipeline reads. */
 export interface PipelineStores {
@@ -64,6 +65,8 @@ export function runPipeline(
   options: RunOptions = {},
 ): Promise<unknown> {
   pipeline.validate(request);
+  const overrides = overridesOf(request);
+  checkVariantOverrides(overrides, options.experiments);
   const events = new EventRecorder(
     {
       requestId: String(request.request_id ?? ''),
@@ -81,6 +84,8 @@ export function runPipeline(
     exposeRedisAddress: options.exposeRedisAddress ?? false,
   });
   context.stageObserver = options.stages;
+  // Only a request that asks for an explanation times its stages for it.
+  if (request.explain === true) context.stageTimes = {};
   return runInContext(context, async () => {
     const start = performance.now();
     const firstLevel = discoverEntities(request, pipeline.slots);
@@ -102,7 +107,7 @@ export function runPipeline(
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType, onUnreadRows);
     const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead, onUnreadEntities);
     context.stageEnded('hydrate', start);
-    await assignExperiments(context, options.experiments);
+    await assignExperiments(context, options.experiments, overrides?.variants);
     // Groups that need only entities run while the stored rows are still on their way: on a
     // large request Redis is still answering the feature read when hydration is done.
     const realtimeStart = performance.now();

@@ -1,6 +1,7 @@
 import Type, { type TProperties, type TSchema } from 'typebox';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
+import { ValidationError } from '../errors/index.js';
 import { recordFeatures } from '../events/feature-events.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { selectedModel } from '../experiments/experiment-model.js';
@@ -13,7 +14,25 @@ import { addRequestExample, requestEntitySchema } from './request-schema.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** How a single-entity pipeline is declared: one entity in, one result out (e.g. an order's fraud score). */
+/**
+ * How a single-entity pipeline is declared: one entity in, one result out (e.g. an order's fraud score).
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, defineModel, defineSingleEntityPipeline, type SingleEntityPipelineOptions, Type } from 'rankd';
+ *
+ * const Listing = defineEntity({ name: 'listing', fields: { area: Type.Number({ default: 0 }) } });
+ * const options: SingleEntityPipelineOptions<typeof Listing> = {
+ *   name: 'PricePipeline',
+ *   path: '/price',
+ *   entity: Listing,
+ *   model: defineModel({ name: 'Price', entity: Listing, score: (listings) => listings.map((l) => 3000 * (l.area ?? 0)) }),
+ *   respond: (score) => ({ price: Math.round(score) }),
+ *   responseSchema: Type.Object({ price: Type.Integer() }, { title: 'PriceAnswer' }),
+ * };
+ * export const PricePipeline = defineSingleEntityPipeline(options);
+ * ```
+ */
 export interface SingleEntityPipelineOptions<E extends EntityType> {
   name: string;
   /** Path under /api/v1, e.g. `/fraud`. */
@@ -32,7 +51,7 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   respond?: (score: number, entity: EntityOf<E>, request: RankdRequest) => MaybePromise<unknown>;
   /** Schema of what `respond` returns. @defaultValue `{ data: number }` */
   responseSchema?: TSchema;
-  /** Experiments assigned on this pipeline's requests, besides the app's (docs/experiments.md). */
+  /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
   /**
    * When some masters of a Redis Cluster cannot answer: `fail` answers 503; `degrade` scores the
@@ -51,7 +70,23 @@ export interface SingleEntityPipelineOptions<E extends EntityType> {
   example?: Record<string, unknown>;
 }
 
-/** Declares a pipeline that scores one entity and answers one result. */
+/**
+ * Declares a pipeline that scores one entity and answers one result.
+ *
+ * @example
+ * ```ts
+ * import { defineEntity, defineModel, defineSingleEntityPipeline, Type } from 'rankd';
+ *
+ * const Order = defineEntity({ name: 'order', fields: { amount: Type.Number({ default: 0 }) } });
+ * // POST /api/v1/fraud {"request_id": "f1", "order": {"order_id": "o1"}} → {"data": <score>}
+ * export const FraudPipeline = defineSingleEntityPipeline({
+ *   name: 'FraudPipeline',
+ *   path: '/fraud',
+ *   entity: Order,
+ *   model: defineModel({ name: 'FraudModel', entity: Order, score: (orders) => orders.map((o) => (o.amount ?? 0) / 1000) }),
+ * });
+ * ```
+ */
 export function defineSingleEntityPipeline<E extends EntityType>(
   options: SingleEntityPipelineOptions<E>,
 ): Pipeline {
@@ -65,6 +100,12 @@ export function defineSingleEntityPipeline<E extends EntityType>(
   const requestSchema = Type.Object(
     {
       request_id: Type.String({ minLength: 1, maxLength: 1024 }),
+      explain: Type.Optional(
+        Type.Boolean({
+          description:
+            'Single-entity pipelines do not explain (their answer is the app’s own shape): `true` is refused with 422',
+        }),
+      ),
       [field]: requestEntitySchema(options.entity),
       ...extra,
       ...(options.fields ?? {}),
@@ -94,7 +135,14 @@ export function defineSingleEntityPipeline<E extends EntityType>(
     experiments: options.experiments ?? [],
     onUnreachableShard: options.onUnreachableShard,
     unreachableShardDefault: 'fail',
-    validate() {},
+    validate(request) {
+      if (request.explain === true)
+        throw ValidationError.at(
+          ['body', 'explain'],
+          `${options.name} is a single-entity pipeline, which cannot explain its answer: explanations are for ranking pipelines`,
+          'value_error.explain_not_supported',
+        );
+    },
     async execute(context: RequestContext) {
       const entity = context.request[field] as EntityOf<E>;
       // Before scoring, as the ranking pipeline does: a hot reload cannot slip in and mislabel the event.

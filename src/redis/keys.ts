@@ -3,7 +3,7 @@ import { ConfigError } from '../errors/index.js';
 /**
  * How keys are laid out: `single` is the predecessor's layout, kept byte for byte; `cluster` puts a
  * hash tag on the entity identity so that an entity's index value and all its feature rows share a
- * hash slot (see docs/redis-layout.md).
+ * hash slot (see docs/reference/redis-layout.md).
  */
 export type KeyLayout = 'single' | 'cluster';
 
@@ -61,7 +61,7 @@ export class RedisKeys {
     return `${this.#project}:feature-layouts`;
   }
 
-  /** The stream every recorded event and feedback goes to (docs/events.md). One key, whatever the layout. */
+  /** The stream every recorded event and feedback goes to (docs/reference/events.md). One key, whatever the layout. */
   events(): string {
     return `${this.#project}:events`;
   }

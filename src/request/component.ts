@@ -3,13 +3,49 @@ import type { FeatureSpec } from '../features/feature-kind.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** Where a component writes what it has to say outside a request (a failed model reload, ...). */
+/**
+ * Where a component writes what it has to say outside a request (a failed model reload, ...).
+ *
+ * @example
+ * ```ts
+ * import { type ComponentLogger, defineModel } from 'rankd';
+ *
+ * let log: ComponentLogger = console;
+ * export const Careful = defineModel({
+ *   name: 'Careful',
+ *   initialize(context) {
+ *     if (context) log = context.log;
+ *   },
+ *   score(entities) {
+ *     if (entities.length === 0) log.warn('Careful: nothing to score');
+ *     return entities.map(() => 0);
+ *   },
+ * });
+ * ```
+ */
 export interface ComponentLogger {
+  /** Something worth knowing (a model file loaded). */
   info(message: string): void;
+  /** Something wrong that did not stop the server (a reload that failed). */
   warn(message: string): void;
 }
 
-/** What `initialize()` is given: the server's logger, so a component's warnings land in its log. */
+/**
+ * What `initialize()` is given: the server's logger, so a component's warnings land in its log.
+ *
+ * @example
+ * ```ts
+ * import { type ComponentContext, defineModel } from 'rankd';
+ *
+ * export const Warm = defineModel({
+ *   name: 'Warm',
+ *   initialize(context?: ComponentContext) {
+ *     context?.log.info('Warm: ready'); // in the server's log
+ *   },
+ *   score: (entities) => entities.map(() => 1),
+ * });
+ * ```
+ */
 export interface ComponentContext {
   readonly log: ComponentLogger;
 }
@@ -18,6 +54,15 @@ export interface ComponentContext {
  * Features a component computes while it runs and records in the request's feature table, e.g.
  * a model chain's `<model name>:score`. Declaring them lets components that run later (the next
  * model of the chain, business logic) list them in their `features`, checked at start like others.
+ *
+ * @example
+ * ```ts
+ * import { Feature, type ProvidedFeatures } from 'rankd';
+ *
+ * // What a model chain provides for a member named `ctr`: the feature `ctr:score`.
+ * const provided: ProvidedFeatures = { name: 'ctr', features: { score: Feature.float({ default: 0 }) } };
+ * console.log(provided);
+ * ```
  */
 export interface ProvidedFeatures {
   /** The group: the prefix of the names (`name:feature`). */
@@ -29,6 +74,17 @@ export interface ProvidedFeatures {
  * What every pipeline component has: a name, the features it reads (`view:feature` or
  * `realtime_group:feature`, fetched or computed before the pipeline runs) and an optional
  * `initialize()` run once at start-up (load a model, a file). A failing `initialize` stops the start.
+ *
+ * @example
+ * ```ts
+ * import type { Component } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import { FeaturedBrand } from './pipelines/product-ranking/business-logic.js';
+ *
+ * // Models and business-logic steps are components: a name, the features they read.
+ * const components: Component[] = [RankingModel, FeaturedBrand];
+ * for (const component of components) console.log(component.name, component.features ?? []);
+ * ```
  */
 export interface Component {
   readonly name: string;
@@ -41,6 +97,7 @@ export interface Component {
    * models the admin reload route reloads.
    */
   readonly parts?: readonly Component[];
+  /** Prepares the component once, at start-up (loads a file); a failure stops the start, naming it. */
   initialize?(context?: ComponentContext): MaybePromise<void>;
   /** Releases what `initialize()` took (file watchers, sessions); called once when the server closes. */
   dispose?(): MaybePromise<void>;

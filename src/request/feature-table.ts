@@ -55,6 +55,13 @@ interface Resolved {
   slot: RowSlot | undefined;
 }
 
+/**
+ * Where the value a model read came from: a stored row (`stored`), a real-time computation of
+ * this request (`realtime`, a chain's `<model>:score` too), the feature's declared default for
+ * lack of a value (`default`), or nowhere (`missing`: no value and no default).
+ */
+export type FeatureSource = 'stored' | 'realtime' | 'default' | 'missing';
+
 /** Where it was declared before the catalogue held it: imports of it from here keep working. */
 export { FeatureLookupError };
 
@@ -139,6 +146,22 @@ export class FeatureTable {
   /** {@link get} for one entity: the common case, without a list of one to build. */
   getOne(identifier: Identifier, name: string): FeatureValue | null {
     return this.#readOne(this.#resolve(name), identifier);
+  }
+
+  /**
+   * Where {@link getOne} finds feature `name` of an entity (see {@link FeatureSource}). For
+   * explanations only: the reads themselves never ask, so they pay nothing for it.
+   */
+  sourceOf(identifier: Identifier, name: string): FeatureSource {
+    const resolved = this.#resolve(name);
+    let row: Row | undefined;
+    if (identifier.type === resolved.soleType)
+      row = resolved.group.rows?.get(identifier.id) as Row | undefined;
+    else if (identifier.type === resolved.pairFirstType) row = this.#soleRowOf(resolved, identifier);
+    else row = this.#rowFor(resolved, [identifier]);
+    const value = row === undefined ? undefined : valueIn(resolved, row);
+    if (value !== undefined && value !== null) return resolved.group.stored ? 'stored' : 'realtime';
+    return resolved.spec.default === null ? 'missing' : 'default';
   }
 
   /**

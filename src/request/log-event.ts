@@ -13,7 +13,16 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  *
  * @example
  * ```ts
- * logEvent('SOLD_OUT_DEMOTED', { entity_identifier: product.product_id, stock: product.number_in_stock });
+ * import { defineBusinessLogic, logEvent } from 'rankd';
+ *
+ * // An event of the app's own, recorded with the request's (type: a letter, then letters, digits, _).
+ * export const Audit = defineBusinessLogic({
+ *   name: 'Audit',
+ *   apply(candidates) {
+ *     logEvent('LOW_STOCK_SHOWN', { ids: candidates.slice(0, 3).map((c) => c.id) });
+ *     return candidates;
+ *   },
+ * });
  * ```
  */
 export function logEvent(eventType: string, data: Record<string, unknown>): void {

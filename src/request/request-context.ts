@@ -8,7 +8,26 @@ import { Degradation } from './degradation.js';
 import { FeatureLookupError, FeatureTable } from './feature-table.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
-/** A variant of an experiment as the request was assigned it (see docs/experiments.md). */
+/**
+ * A variant of an experiment as the request was assigned it (see docs/reference/experiments.md).
+ *
+ * @example
+ * ```ts
+ * import { type AssignedVariant, defineExperiment, defineModel, getExperimentVariant } from 'rankd';
+ *
+ * const Weight = defineExperiment({
+ *   id: 'weight',
+ *   variants: [{ name: 'control', share: 1, params: { weight: 1 } }],
+ * });
+ * export const Weighted = defineModel({
+ *   name: 'Weighted',
+ *   score(entities) {
+ *     const variant: AssignedVariant<{ weight: number }> = getExperimentVariant(Weight);
+ *     return entities.map(() => variant.params.weight);
+ *   },
+ * });
+ * ```
+ */
 export interface AssignedVariant<P = Record<string, unknown>> {
   readonly name: string;
   readonly params: P;
@@ -22,13 +41,42 @@ export interface RequestContextOptions {
   readonly exposeRedisAddress?: boolean;
 }
 
-/** Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`. */
+/**
+ * Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, type EntityRef, getFeature } from 'rankd';
+ *
+ * // An entity object of the request, an identifier, or 'type::id'.
+ * const user: EntityRef = 'user::u1';
+ * export const ForU1 = defineModel({
+ *   name: 'ForU1',
+ *   features: ['user_profile:price_sensitivity'],
+ *   score: (entities) => entities.map(() => Number(getFeature(user, 'user_profile:price_sensitivity'))),
+ * });
+ * ```
+ */
 export type EntityRef = object | Identifier | string;
 
 /**
  * Everything one request holds: its hydrated entities, feature table and events. Created per
  * request and reachable from any pipeline code through {@link currentContext} (AsyncLocalStorage);
  * nothing of it outlives the request or is visible to another.
+ *
+ * @example
+ * ```ts
+ * import { currentContext, defineModel, type RequestContext } from 'rankd';
+ *
+ * export const Traced = defineModel({
+ *   name: 'Traced',
+ *   score(entities) {
+ *     const context: RequestContext = currentContext();
+ *     context.events.add('SCORED', { count: entities.length, pipeline: context.pipeline });
+ *     return entities.map(() => 1);
+ *   },
+ * });
+ * ```
  */
 export class RequestContext {
   readonly request: RankdRequest;
@@ -48,6 +96,11 @@ export class RequestContext {
   readonly variants = new Map<string, AssignedVariant>();
   /** Told when each stage of the request ends (metrics, spans); set by the server, if it observes. */
   stageObserver: StageObserver | undefined;
+  /**
+   * The time each stage took (ms), by stage, when the request asked for an explanation; undefined
+   * otherwise, so that other requests carry nothing for it.
+   */
+  stageTimes: Record<string, number> | undefined;
   /**
    * What the request could not read because some Redis Cluster masters could not answer, when its
    * pipeline degrades rather than fails; undefined when it read everything (the usual case).
@@ -84,6 +137,7 @@ export class RequestContext {
    */
   stageEnded(stage: PipelineStage, start: number, end = performance.now()): number {
     this.stageObserver?.stage(this.pipeline, stage, start, end);
+    if (this.stageTimes !== undefined) this.stageTimes[stage] = end - start;
     return end;
   }
 
@@ -162,7 +216,22 @@ export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): 
   return storage.run(context, fn);
 }
 
-/** The context of the request being served; throws outside a request. */
+/**
+ * The context of the request being served; throws outside a request.
+ *
+ * @example
+ * ```ts
+ * import { currentContext, defineModel } from 'rankd';
+ *
+ * export const ByPipeline = defineModel({
+ *   name: 'ByPipeline',
+ *   score(entities) {
+ *     const context = currentContext(); // the request being served
+ *     return entities.map(() => (context.pipeline === 'MyRankingPipeline' ? 1 : 0));
+ *   },
+ * });
+ * ```
+ */
 export function currentContext(): RequestContext {
   const context = storage.getStore();
   if (context === undefined)
@@ -178,6 +247,24 @@ export function currentContext(): RequestContext {
  * entity may be the entity object, an identifier `{ type, id }` or `"type::id"`; a pair feature
  * takes `[product, user]`, or one entity when the request has a single partner for it.
  * Returns the stored or computed value, else the feature's declared default, else null.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, getFeature } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
+ * // The stored or computed value, else the declared default, else null.
+ * export const Ctr = defineModel({
+ *   name: 'Ctr',
+ *   entity: Product,
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   score: (products) =>
+ *     products.map(
+ *       (product) =>
+ *         Number(getFeature(product, 'product_stats:ctr_7d')) + Number(getFeature(product, 'text_match:title')),
+ *     ),
+ * });
+ * ```
  */
 export function getFeature(
   ref: EntityRef | readonly [EntityRef, EntityRef],
@@ -186,7 +273,42 @@ export function getFeature(
   return currentContext().getFeature(ref, name);
 }
 
-/** Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`. */
+/**
+ * The spec's name for {@link getFeature}: `get_feature(identifier, "feature_name")` inside any
+ * pipeline component. The same function, for code written from the spec or ported from Python.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, get_feature } from 'rankd';
+ *
+ * // As the spec writes it: one feature of one entity.
+ * export const ByRating = defineModel({
+ *   name: 'ByRating',
+ *   features: ['product_stats:rating'],
+ *   score: (products) => products.map((p) => Number(get_feature(p, 'product_stats:rating')) || 0),
+ * });
+ * ```
+ */
+export const get_feature: typeof getFeature = getFeature;
+
+/**
+ * Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`.
+ *
+ * @example
+ * ```ts
+ * import { defineModel, getFeatures } from 'rankd';
+ *
+ * // rows[i][j]: entity i's value of feature j, each group's row found once per entity.
+ * export const Sum = defineModel({
+ *   name: 'Sum',
+ *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   score(products) {
+ *     const rows = getFeatures(products, ['product_stats:ctr_7d', 'text_match:title']);
+ *     return rows.map((row) => row.reduce<number>((sum, value) => sum + (Number(value) || 0), 0));
+ *   },
+ * });
+ * ```
+ */
 export function getFeatures(
   refs: ReadonlyArray<EntityRef | readonly [EntityRef, EntityRef]>,
   names: readonly string[],
@@ -200,7 +322,23 @@ export function getFeatures(
   return refs.map((_, i) => columns.map((column) => column[i] as FeatureValue | null));
 }
 
-/** The identifier of an entity object of the current request. */
+/**
+ * The identifier of an entity object of the current request.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, identifierOf } from 'rankd';
+ *
+ * export const Ids = defineBusinessLogic({
+ *   name: 'Ids',
+ *   apply(candidates) {
+ *     const first = candidates[0];
+ *     if (first) console.log(identifierOf(first.entity)); // { type: 'product', id: 'p1' }
+ *     return candidates;
+ *   },
+ * });
+ * ```
+ */
 export function identifierOf(entity: object): Identifier {
   return currentContext().identify(entity);
 }

@@ -6,7 +6,24 @@ import { loadConfig } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
 import { startThrowawayRedis } from './throwaway-redis.js';
 
-/** What {@link testApp} loads and how it configures the server. */
+/**
+ * What {@link testApp} loads and how it configures the server.
+ *
+ * @example
+ * ```ts
+ * import { testApp, type TestAppOptions } from 'rankd/testing';
+ * import app from './pipelines/main.js';
+ *
+ * const options: TestAppOptions = {
+ *   sampleData: new URL('.', import.meta.url), // data/ and feature-store/data/ of this project
+ *   entities: { product: [{ product_id: 'x1', title: 'Beeswax Candle' }] },
+ *   features: { product_stats: [{ entity_id: 'x1', popularity: 0.9 }] },
+ *   settings: { EVENTS_SINK: 'off' },
+ * };
+ * const shop = await testApp(app, options);
+ * await shop.close();
+ * ```
+ */
 export interface TestAppOptions extends RowsToLoad {
   /**
    * A project directory whose sample data is loaded first, as `rankd load-sample` loads it:
@@ -23,7 +40,28 @@ export interface TestAppOptions extends RowsToLoad {
   readonly settings?: Readonly<Record<string, string>>;
 }
 
-/** An app served in process on its own throwaway Redis; made by {@link testApp}. */
+/**
+ * An app served in process on its own throwaway Redis; made by {@link testApp}.
+ *
+ * @example
+ * ```ts
+ * import assert from 'node:assert/strict';
+ * import { after, before, test } from 'node:test';
+ * import { type TestApp, testApp } from 'rankd/testing';
+ * import app from './pipelines/main.js';
+ *
+ * let shop: TestApp;
+ * before(async () => {
+ *   shop = await testApp(app, { sampleData: new URL('.', import.meta.url) });
+ * });
+ * after(() => shop.close());
+ *
+ * test('the server is ready', async () => {
+ *   const response = await shop.server.inject({ method: 'GET', url: '/readyz' });
+ *   assert.equal(response.statusCode, 200);
+ * });
+ * ```
+ */
 export interface TestApp {
   /** The server: `server.inject(...)` sends any request; `server.rankd` holds its stores. */
   readonly server: FastifyInstance;
@@ -48,16 +86,26 @@ const CONNECT_TIMEOUT_MS = 20_000;
  *
  * @example
  * ```ts
- * import { after, before, test } from 'node:test';
- * import { type TestApp, testApp } from 'rankd/testing';
- * import app from '../pipelines/main.js';
+ * import assert from 'node:assert/strict';
+ * import { test } from 'node:test';
+ * import { testApp } from 'rankd/testing';
+ * import app from './pipelines/main.js';
  *
- * let shop: TestApp;
- * before(async () => { shop = await testApp(app, { sampleData: new URL('..', import.meta.url) }); });
- * after(() => shop.close());
- * test('ranks', async () => {
- *   const response = await shop.post('/api/v1/ranking', { request_id: 't1', query: { query: 'candle' }, candidates: [{ product_id: 'p1' }] });
- *   assert.equal(response.statusCode, 200);
+ * test('a candle first', async () => {
+ *   const shop = await testApp(app, {
+ *     sampleData: new URL('.', import.meta.url),
+ *     entities: { product: [{ product_id: 'x1', title: 'Beeswax Candle' }] },
+ *   });
+ *   try {
+ *     const response = await shop.post('/api/v1/ranking', {
+ *       request_id: 't1',
+ *       query: { query: 'candle' },
+ *       candidates: [{ product_id: 'p18' }, { product_id: 'x1' }],
+ *     });
+ *     assert.equal(response.json().ranked_candidates[0].candidate_id, 'x1');
+ *   } finally {
+ *     await shop.close();
+ *   }
  * });
  * ```
  */

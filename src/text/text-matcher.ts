@@ -1,11 +1,21 @@
 /**
  * `textMatcher`: how well an entity's text fields match a search query, scored with BM25, for
- * real-time features. docs/text-matching.md is the user's page.
+ * real-time features. docs/reference/text-matching.md is the user's page.
  * @module
  */
 import { countTerm, fold, tokenize } from './words.js';
 
-/** How one scored field is read and scored. */
+/**
+ * How one scored field is read and scored.
+ *
+ * @example
+ * ```ts
+ * import { type TextField, textMatcher } from 'rankd';
+ *
+ * const category: TextField = { from: ['category', 'categories'], k1: 0 };
+ * export const Categories = textMatcher({ fields: { category } });
+ * ```
+ */
 export interface TextField {
   /**
    * The entity fields whose text it scores: each a string, an array of strings, or absent (null,
@@ -28,10 +38,31 @@ export interface TextField {
   readonly b?: number;
 }
 
-/** What {@link textMatcher} scores: field names (each read from the entity field of that name), or names with options. */
+/**
+ * What {@link textMatcher} scores: field names (each read from the entity field of that name), or names with options.
+ *
+ * @example
+ * ```ts
+ * import { type TextFields, textMatcher } from 'rankd';
+ *
+ * // A list of field names, or each field with its own settings.
+ * const fields: TextFields<'title' | 'description'> = { title: { k1: 0 }, description: {} };
+ * export const Text = textMatcher({ fields });
+ * ```
+ */
 export type TextFields<F extends string> = readonly F[] | { readonly [K in F]: TextField };
 
-/** The options of {@link textMatcher}. */
+/**
+ * The options of {@link textMatcher}.
+ *
+ * @example
+ * ```ts
+ * import { textMatcher, type TextMatcherOptions } from 'rankd';
+ *
+ * const options: TextMatcherOptions<'title'> = { fields: ['title'], maxQueryTerms: 8 };
+ * export const Titles = textMatcher(options);
+ * ```
+ */
 export interface TextMatcherOptions<F extends string> {
   /** The scored fields: each gets its own score. */
   readonly fields: TextFields<F>;
@@ -42,10 +73,33 @@ export interface TextMatcherOptions<F extends string> {
   readonly maxQueryTerms?: number;
 }
 
-/** A score per field, each in [0, 1]: 0 when no query word occurs in it, 1 at most. */
+/**
+ * A score per field, each in [0, 1]: 0 when no query word occurs in it, 1 at most.
+ *
+ * @example
+ * ```ts
+ * import { textMatcher, type TextScores } from 'rankd';
+ *
+ * const matcher = textMatcher({ fields: ['title', 'description'] });
+ * const scores: TextScores<'title' | 'description'> = matcher.match('candle', { title: 'Candle', description: null });
+ * console.log(scores.title, scores.description); // each in [0, 1]
+ * ```
+ */
 export type TextScores<F extends string> = Record<F, number>;
 
-/** One query matched against a set of entities: term weights and term counts computed once. */
+/**
+ * One query matched against a set of entities: term weights and term counts computed once.
+ *
+ * @example
+ * ```ts
+ * import { type QueryMatch, textMatcher } from 'rankd';
+ *
+ * const matcher = textMatcher({ fields: ['title'] });
+ * const products = [{ title: 'Beeswax Candle' }, { title: 'Linen Throw' }];
+ * const match: QueryMatch<'title'> = matcher.prepare('candles', products);
+ * console.log(match.terms, products.map((product) => match.scores(product).title));
+ * ```
+ */
 export interface QueryMatch<F extends string> {
   /** The query's distinct words, stemmed (see `tokenize`), in order. */
   readonly terms: readonly string[];
@@ -55,7 +109,18 @@ export interface QueryMatch<F extends string> {
   scores(entity: object): TextScores<F>;
 }
 
-/** Scores entities' text fields against queries; made by {@link textMatcher}. */
+/**
+ * Scores entities' text fields against queries; made by {@link textMatcher}.
+ *
+ * @example
+ * ```ts
+ * import { type TextMatcher, textMatcher } from 'rankd';
+ *
+ * const matcher: TextMatcher<'title' | 'brand'> = textMatcher({ fields: ['title', 'brand'] });
+ * const product = { title: 'Crème Candles', brand: 'Ember & Wick' };
+ * console.log(matcher.match('creme candle', product)); // { title: ..., brand: 0 }
+ * ```
+ */
 export interface TextMatcher<F extends string> {
   /** The scored fields' names, in order. */
   readonly fields: readonly F[];
@@ -274,11 +339,24 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
  *
  * @example
  * ```ts
+ * import { defineRealtimeFeatures, Feature, QueryEntity, textMatcher } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
+ *
  * const productText = textMatcher({
  *   fields: { title: { k1: 0 }, description: {}, category: { from: ['category', 'categories'], k1: 0 } },
  * });
- * // in a real-time feature of product × query:
- * compute: (product, query, request) => productText.match(String(query.query), product, request.candidates)
+ * export const TextMatch = defineRealtimeFeatures({
+ *   name: 'text_match',
+ *   entity: Product,
+ *   with: QueryEntity,
+ *   features: {
+ *     title: Feature.float({ default: 0 }),
+ *     description: Feature.float({ default: 0 }),
+ *     category: Feature.float({ default: 0 }),
+ *   },
+ *   // Word weights come from all the request's candidates, worked out once per request.
+ *   compute: (product, query, request) => productText.match(String(query.query ?? ''), product, request.candidates),
+ * });
  * ```
  */
 export function textMatcher<const F extends string>(options: TextMatcherOptions<F>): TextMatcher<F> {

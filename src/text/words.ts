@@ -55,6 +55,13 @@ export function stem(word: string): string {
 /**
  * The stemmed words of `text`, in order: "Soy Candles, 2-pack" → ["soy", "candle", "2", "pack"].
  * A word is a run of letters and digits after folding; everything else separates words.
+ *
+ * @example
+ * ```ts
+ * import { tokenize } from 'rankd';
+ *
+ * console.log(tokenize('Crème Candles, hand-poured')); // folded and stemmed words
+ * ```
  */
 export function tokenize(text: string): string[] {
   const folded = fold(text);

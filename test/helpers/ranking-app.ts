@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { createClient } from 'redis';
 import type { TSchema } from 'typebox';
-import { ProductEntity, Type } from '../../src/index.js';
+import {
+  defineApp,
+  defineRankingPipeline,
+  ProductEntity,
+  type RankdApp,
+  type RankingPipelineOptions,
+  Type,
+} from '../../src/index.js';
 import { type NodeClient, RawRedis } from './raw-redis.js';
 import type { TestRedis } from './redis-server.js';
 import { postJson } from './server.js';
@@ -25,6 +32,28 @@ export const TemplateProduct = ProductEntity.extend({
     search_score: nullable(Type.Number()),
   },
 });
+
+/**
+ * An app named `name` with the starter's pipeline, `MyRankingPipeline` at `/api/v1/ranking`, over
+ * {@link TemplateProduct}, scored by `model` (plus any other pipeline options).
+ */
+export function starterApp(
+  name: string,
+  options: Omit<RankingPipelineOptions<typeof TemplateProduct>, 'name' | 'path' | 'candidate'>,
+): RankdApp {
+  return defineApp({
+    name,
+    entities: [TemplateProduct],
+    pipelines: [
+      defineRankingPipeline({
+        name: 'MyRankingPipeline',
+        path: '/ranking',
+        candidate: TemplateProduct,
+        ...options,
+      }),
+    ],
+  });
+}
 
 /** A plain client on the test Redis, for reading what rankd did (stats, keys, MONITOR). */
 export async function rawClient(redis: TestRedis) {

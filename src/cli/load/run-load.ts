@@ -62,7 +62,9 @@ type Outcome =
 /** The problem's field path and message, as one reason: `price: must be number or null`. */
 function problemText(problem: FieldProblem): string {
   const field = problem.loc.slice(BATCH_LOCATION.length + 1).join('.');
-  return field === '' || problem.msg.startsWith(field) ? problem.msg : `${field}: ${problem.msg}`;
+  // Schema problems name their field from the batch (`rows[1].price: ...`); a line names the row.
+  const msg = problem.msg.replace(/^rows\[\d+\]\./, '');
+  return field === '' || msg.startsWith(field) ? msg : `${field}: ${msg}`;
 }
 
 /**

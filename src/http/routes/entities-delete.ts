@@ -28,19 +28,26 @@ export function registerEntityDeleteRoutes(server: FastifyInstance, { app, confi
     },
     { title: 'EntityDeleteResponse' },
   );
-  for (const [path, operationId] of [
-    ['/api/entity/v1/entities/delete', 'entities_delete'],
-    ['/api/v1/entities/delete', 'entities_delete_v1_alias'],
+  // The predecessor's operationIds (its route name + path), so that clients generated from its
+  // OpenAPI document keep their method names; the spec's path gets one by the same rule.
+  for (const [path, operationId, summary] of [
+    [
+      '/api/entity/v1/entities/delete',
+      'IndexDeleteComponent_api_entity_v1_entities_delete_post',
+      'Delete entities from the index',
+    ],
+    [
+      '/api/v1/entities/delete',
+      'IndexDeleteComponent_api_v1_entities_delete_post',
+      'Delete entities (same as /api/entity/v1/entities/delete)',
+    ],
   ] as const) {
     server.post<{ Body: Static<typeof body> }>(
       path,
       {
         schema: {
           operationId,
-          summary:
-            operationId === 'entities_delete'
-              ? 'Delete entities from the index'
-              : "Delete entities (the predecessor's path; same as /api/entity/v1/entities/delete)",
+          summary,
           description:
             'Atomic: one MULTI/EXEC of DELs (on a Redis Cluster one per hash slot; a node failing mid-call ' +
             'answers 503 `RANKD_PARTIAL_WRITE` naming the ids done and not). Ids that did not exist are not an error.',

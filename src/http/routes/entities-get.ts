@@ -57,7 +57,7 @@ export function registerEntityGetRoute(
       '/api/v1/entities/get',
       {
         schema: {
-          operationId: 'entities_get',
+          operationId: 'IndexGetComponent_api_v1_entities_get_post',
           summary: 'Read entities from the index',
           description: 'One Redis MGET. Entities come back exactly as stored; ids not found are omitted.',
           tags: ['index'],

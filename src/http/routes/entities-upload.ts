@@ -55,7 +55,7 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
       {
         ...(config.FAST_PATHS ? { validatorCompiler: passingScanned(scope, ScannedUpload) } : {}),
         schema: {
-          operationId: 'entities_upload',
+          operationId: 'IndexUploadComponent_api_v1_entities_upload_post',
           summary: 'Create or replace entities in the index',
           description:
             'No partial update: an entity whose id is already indexed is replaced completely. ' +

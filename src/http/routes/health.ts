@@ -22,7 +22,7 @@ export function registerHealthRoutes(
     {
       config: { access: 'public' },
       schema: {
-        operationId: 'healthcheck',
+        operationId: 'healthcheck_healthcheck_get',
         summary: 'Liveness: the process is up',
         tags: ['health'],
         response: { 200: Type.Object({ status: Type.Literal('OK') }, { title: 'HealthResponse' }) },

@@ -12,9 +12,16 @@ import type { Services } from '../services.js';
 /** Names the run a request belongs to (an offline evaluation, a replay); recorded as every event's `run_id`. */
 export const RUN_ID_HEADER = 'x-rankd-run-id';
 
-/** The request's run id (its {@link RUN_ID_HEADER} header), else null. */
+/** The predecessor's name for {@link RUN_ID_HEADER}, honoured so that its clients keep tagging their runs. */
+export const PREDECESSOR_RUN_ID_HEADER = 'x-wyvern-run-id';
+
+/** The request's run id: its {@link RUN_ID_HEADER} header, else {@link PREDECESSOR_RUN_ID_HEADER}, else null. */
 export function runIdOf(request: FastifyRequest): string | null {
-  const value = request.headers[RUN_ID_HEADER];
+  return headerText(request, RUN_ID_HEADER) ?? headerText(request, PREDECESSOR_RUN_ID_HEADER);
+}
+
+function headerText(request: FastifyRequest, name: string): string | null {
+  const value = request.headers[name];
   const text = Array.isArray(value) ? value[0] : value;
   return text === undefined || text.length === 0 ? null : text;
 }

@@ -33,6 +33,23 @@ export async function explainWith(
  * Explains a batch of entities with any model (see {@link Explanation}): per entity, its score,
  * the model's inputs and, for linear and tree models, each input's contribution to the margin.
  * Runs the model, like `score`, inside a request: its features are read with getFeature.
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, explainModel, logEvent } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
+ *
+ * // In pipeline code: why the first candidate scored what it did, logged as an event of the app's.
+ * export const ExplainTop = defineBusinessLogic({
+ *   name: 'ExplainTop',
+ *   async apply(candidates, request) {
+ *     const top = candidates.slice(0, 1).map((candidate) => candidate.entity);
+ *     const [explanation] = await explainModel(RankingModel, top, request);
+ *     logEvent('TOP_EXPLAINED', { inputs: explanation?.inputs ?? null });
+ *     return candidates;
+ *   },
+ * });
+ * ```
  */
 export function explainModel(
   model: Model,

@@ -3,7 +3,23 @@ import type { RowContributions } from './tree-shap.js';
 
 /**
  * Why one candidate got its score: the model's inputs and, where the model can say it, how much
- * each input moved the score. See docs/models.md, "Explanations".
+ * each input moved the score. See docs/reference/models.md, "Explanations".
+ *
+ * @example
+ * ```ts
+ * import { defineBusinessLogic, type Explanation, linearModel } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * export const Why = defineBusinessLogic({
+ *   name: 'Why',
+ *   async apply(candidates, request) {
+ *     const explanations: readonly Explanation[] = await Ctr.explain(candidates.map((c) => c.entity), request);
+ *     // bias + Σ contributions = margin, for the models that can tell.
+ *     for (const e of explanations) if (e.available) console.log(e.margin, e.bias, e.contributions);
+ *     return candidates;
+ *   },
+ * });
+ * ```
  */
 export interface Explanation {
   /** The score `score` gives this candidate (after the output transform, e.g. a sigmoid); null for no score. */
@@ -27,7 +43,26 @@ export interface Explanation {
   readonly stages?: readonly StageExplanation[];
 }
 
-/** One model of a chain explained: an {@link Explanation} with the model's name. */
+/**
+ * One model of a chain explained: an {@link Explanation} with the model's name.
+ *
+ * @example
+ * ```ts
+ * import { chainModels, defineBusinessLogic, linearModel, type StageExplanation } from 'rankd';
+ *
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
+ * const Chain = chainModels({ name: 'ranking', models: [Ctr] });
+ * export const Stages = defineBusinessLogic({
+ *   name: 'Stages',
+ *   async apply(candidates, request) {
+ *     const [first] = await Chain.explain(candidates.map((c) => c.entity), request);
+ *     const stages: readonly StageExplanation[] = first?.stages ?? [];
+ *     for (const stage of stages) console.log(stage.model, stage.score);
+ *     return candidates;
+ *   },
+ * });
+ * ```
+ */
 export interface StageExplanation extends Explanation {
   readonly model: string;
 }
@@ -97,4 +132,47 @@ export function unexplainedRows(
     inputs: inputsOf(features, matrix, row),
     reason,
   }));
+}
+
+/**
+ * One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`).
+ *
+ * @example
+ * ```ts
+ * import type { ModelContributions } from 'rankd';
+ *
+ * // A score of 2.5: 0.5 no input moved, 2 from the title's match.
+ * const row: ModelContributions = { bias: 0.5, contributions: { 'text_match:title': 2 } };
+ * console.log(row.bias + Object.values(row.contributions).reduce((a, b) => a + b, 0));
+ * ```
+ */
+export interface ModelContributions {
+  /** The part of the score no input moved. */
+  readonly bias: number;
+  /** By feature, how much it added to the score: `bias + Σ` is the score. */
+  readonly contributions: Readonly<Record<string, number>>;
+}
+
+/**
+ * Explanations from a model's own contributions: the margin is `bias + Σ contributions`, added in
+ * the order given (the order the model adds them in, so that it is the score bit for bit).
+ */
+export function contributedRows(
+  features: readonly string[],
+  matrix: Float64Array,
+  rows: readonly ModelContributions[],
+  scores: Scores,
+): Explanation[] {
+  return rows.map(({ bias, contributions }, row) => {
+    let margin = bias;
+    for (const value of Object.values(contributions)) margin += value;
+    return {
+      score: scoreValue(scores[row]),
+      available: true,
+      margin,
+      bias,
+      contributions: { ...contributions },
+      inputs: inputsOf(features, matrix, row),
+    };
+  });
 }

@@ -15,6 +15,7 @@ export const InStockOnly = filter({
   name: 'InStockOnly',
   entity: Product,
   keep: (product, _score, request) => request.in_stock_only !== true || product.number_in_stock !== 0,
+  reason: 'sold out (in_stock_only)',
 });
 
 /**
@@ -35,6 +36,11 @@ export const SoldOutDemotion = defineBusinessLogic({
     }
     return candidates;
   },
+  // What explanations say of a product this step moved.
+  describe: (change) =>
+    change.score_after !== null && change.score_after < change.score_before
+      ? { action: 'demote', description: `demoted: out of stock (−${SOLD_OUT_PENALTY})` }
+      : undefined,
 });
 
 /**

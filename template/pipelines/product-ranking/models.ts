@@ -42,8 +42,31 @@ const PRIOR_RATING = 4;
 const PRIOR_REVIEWS = 10;
 
 /**
+ * Calls `add` with each term of each product's score, in the order they are summed: the score
+ * is their sum, and each term is what its feature contributes (what explanations show).
+ */
+function eachTerm(products: readonly object[], add: (i: number, feature: string, term: number) => void) {
+  // One column per feature, read for all products at once: cheaper than a getFeature per value
+  // when there are a thousand candidates. A missing value (NaN) counts as 0.
+  const columns = featureColumns(products, WEIGHTED);
+  const [purchases, rating, reviews] = featureColumns(products, STATS);
+  for (let i = 0; i < products.length; i++) {
+    for (let j = 0; j < WEIGHTED.length; j++)
+      add(i, WEIGHTED[j] as string, (weights[j] ?? 0) * (columns[j]?.[i] || 0));
+    // Purchases in 15 days count by their logarithm: the 100th sale says less than the first.
+    add(i, 'product_stats:purchase_past_15_days', 0.08 * Math.log1p(purchases[i] || 0)); // 0..0.44
+    // Two reviews of 5 stars should not beat two hundred of 4.8: the rating, as far as its
+    // reviews back it, is the rating's term.
+    const n = reviews[i] || 0;
+    const smoothed = ((rating[i] || 0) * n + PRIOR_RATING * PRIOR_REVIEWS) / (n + PRIOR_REVIEWS);
+    add(i, 'product_stats:rating', 0.2 * (smoothed - PRIOR_RATING)); // −0.12..0.04
+  }
+}
+
+/**
  * Scores products: relevance to the query (`text_match`), then quality and popularity, then fit
  * to the user (`user_affinity`). Stock is left to the business logic (see business-logic.ts).
+ * Explains itself exactly: each feature's term (`"explain": true` in a ranking request).
  */
 export const RankingModel = defineModel({
   name: 'RankingModel',
@@ -51,21 +74,18 @@ export const RankingModel = defineModel({
   entity: Product,
   features: INPUTS,
   score(products) {
-    // One column per feature, read for all products at once: cheaper than a getFeature per value
-    // when there are a thousand candidates. A missing value (NaN) counts as 0.
-    const columns = featureColumns(products, WEIGHTED);
-    const [purchases, rating, reviews] = featureColumns(products, STATS);
-    return products.map((_, i) => {
-      let score = 0;
-      for (let j = 0; j < columns.length; j++) score += (weights[j] ?? 0) * (columns[j]?.[i] || 0);
-      // Purchases in 15 days count by their logarithm: the 100th sale says less than the first.
-      score += 0.08 * Math.log1p(purchases[i] || 0); // 0..0.44
-      // Two reviews of 5 stars should not beat two hundred of 4.8.
-      const n = reviews[i] || 0;
-      const smoothed = ((rating[i] || 0) * n + PRIOR_RATING * PRIOR_REVIEWS) / (n + PRIOR_REVIEWS);
-      score += 0.2 * (smoothed - PRIOR_RATING); // −0.12..0.04
-      return score;
+    const scores = new Array<number>(products.length).fill(0);
+    eachTerm(products, (i, _feature, term) => {
+      scores[i] = (scores[i] ?? 0) + term;
     });
+    return scores;
+  },
+  contributions(products) {
+    const rows = products.map(() => ({ bias: 0, contributions: {} as Record<string, number> }));
+    eachTerm(products, (i, feature, term) => {
+      (rows[i] as (typeof rows)[number]).contributions[feature] = term;
+    });
+    return rows;
   },
 });
 

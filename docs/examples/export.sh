@@ -1,0 +1,1 @@
+npx rankd events export --since 7d --out train.csv

@@ -1,0 +1,1 @@
+curl -s localhost:5001/healthcheck

@@ -1,0 +1,1 @@
+npx rankd init myshop
