@@ -1,5 +1,6 @@
 /**
- * The console (/console) in a real headless Chromium, against the template app with its sample
+ * The console (/console) in a real headless Chromium, against the template app (and the same app with
+ * an experiment choosing its model: test/fixtures/console/variant-app.ts) with its sample
  * data on a throwaway redis-server. Every figure the page shows is checked against what the API
  * answers the same request. Pages may reach 127.0.0.1 only: any other request fails the test.
  * Screenshots go to test-results/console/. Needs `npm run build` (the console's assets and the
@@ -11,6 +12,7 @@ import { after, afterEach, before, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { type TestApp, testApp } from 'rankd/testing';
 import template from '../template/pipelines/main.js';
+import variantApp from './fixtures/console/variant-app.js';
 import { type ConsoleBrowser, startConsoleBrowser } from './helpers/console-browser.js';
 
 const SAMPLE_DATA = new URL('../template/', import.meta.url);
@@ -34,10 +36,13 @@ interface Ranked {
       business_logic: Array<{ step: string; description: string }>;
     };
   }>;
+  explanation?: { variants: Record<string, string> };
 }
 
 let shop: TestApp;
 let keyed: TestApp;
+/** The shop with an experiment choosing its model (test/fixtures/console/variant-app.ts). */
+let experiment: TestApp;
 let browser: ConsoleBrowser;
 
 async function listen(app: TestApp): Promise<string> {
@@ -47,20 +52,23 @@ async function listen(app: TestApp): Promise<string> {
 
 let base: string;
 let keyedBase: string;
+let experimentBase: string;
 
 before(async () => {
-  [shop, keyed, browser] = await Promise.all([
+  [shop, keyed, experiment, browser] = await Promise.all([
     testApp(template, { sampleData: SAMPLE_DATA }),
     testApp(template, { sampleData: SAMPLE_DATA, settings: { API_KEYS: API_KEY } }),
+    testApp(variantApp, { sampleData: SAMPLE_DATA }),
     startConsoleBrowser(),
   ]);
   base = await listen(shop);
   keyedBase = await listen(keyed);
+  experimentBase = await listen(experiment);
 });
 
 after(async () => {
   await browser?.close();
-  await Promise.all([shop?.close(), keyed?.close()]);
+  await Promise.all([shop?.close(), keyed?.close(), experiment?.close()]);
 });
 
 afterEach(() => {
@@ -72,10 +80,10 @@ async function text(locator: Locator): Promise<string> {
   return (await locator.textContent()) ?? '';
 }
 
-/** The console with the request typed as raw JSON. */
-async function consoleWith(request: unknown): Promise<Page> {
+/** The console of the app at `at` (the template's by default) with the request typed as raw JSON. */
+async function consoleWith(request: unknown, at = base): Promise<Page> {
   const page = await browser.page();
-  await page.goto(`${base}/console`);
+  await page.goto(`${at}/console`);
   await page.locator('select[name=pipeline]').waitFor();
   await page.click('button[name=raw-json]');
   await page.fill(
@@ -218,6 +226,85 @@ test('compares two runs, one with a business-logic step turned off', async () =>
     assert.equal(shownB, ranksB.get(id ?? ''), `run B's rank of ${id}`);
   }
   await browser.screenshot(page, 'compare');
+  await page.close();
+});
+
+test('compares two variants of an experiment, each side forcing one', async () => {
+  // The same two requests the console will send, straight to the API.
+  const ask = async (variant: string) => {
+    const response = await fetch(`${experimentBase}/api/v1/ranking`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...REQUEST, explain: true, overrides: { variants: { ranker: variant } } }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    return (await response.json()) as Ranked;
+  };
+  const [a, b] = await Promise.all([ask('control'), ask('cheapest')]);
+  assert.deepEqual(a.explanation?.variants, { ranker: 'control' });
+  assert.deepEqual(b.explanation?.variants, { ranker: 'cheapest' });
+  const order = (body: Ranked) => body.ranked_candidates.map((c) => c.candidate_id);
+  assert.notDeepEqual(order(a), order(b), 'the two variants order the candidates differently');
+  assert.deepEqual([...order(a)].sort(), [...order(b)].sort(), 'both rank the same candidates');
+  const rank = (body: Ranked) => new Map(order(body).map((id, i) => [id, i + 1]));
+  const [ranksA, ranksB] = [rank(a), rank(b)];
+
+  const page = await consoleWith(REQUEST, experimentBase);
+  await page.click('button[name=tab-Compare]');
+  await page.fill('[data-side=a] input[name=variants]', 'ranker=control');
+  await page.fill('[data-side=b] input[name=variants]', 'ranker=cheapest');
+  await page.click('button[name=run-both]');
+  await page.locator('table.changes tbody tr').first().waitFor();
+
+  // What each side says its variants were: the API's explanation of the same request.
+  for (const [side, body] of [
+    ['a', a],
+    ['b', b],
+  ] as const) {
+    const variants = Object.entries(body.explanation?.variants ?? {})
+      .map(([id, variant]) => `${id}=${variant}`)
+      .join(', ');
+    assert.match(
+      await text(page.locator(`[data-side=${side}] .facts`)),
+      new RegExp(`^Variants: ${variants}\\. `),
+    );
+    const shown = await page
+      .locator(`[data-side=${side}] tr.candidate`)
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
+    assert.deepEqual(shown, order(body), `side ${side}'s ranking`);
+    // The first candidate's explanation names the model its variant scored with.
+    await page.locator(`[data-side=${side}] tr.candidate`).first().click();
+    const model = page.locator(`[data-side=${side}] .explanation .model h4`).first();
+    await model.waitFor();
+    assert.match(
+      await text(model),
+      new RegExp(`^Model ${body.ranked_candidates[0]?.explanation.model.name}:`),
+    );
+  }
+
+  const rows = await page
+    .locator('table.changes tbody tr')
+    .evaluateAll((trs) =>
+      trs.map((tr) => [
+        tr.getAttribute('data-candidate') ?? '',
+        tr.querySelector('.rank-a')?.textContent,
+        tr.querySelector('.rank-b')?.textContent,
+        tr.querySelector('td:nth-child(4)')?.textContent,
+      ]),
+    );
+  assert.deepEqual(rows.map(([id]) => id).sort(), [...ranksA.keys()].sort());
+  for (const [id, shownA, shownB, change] of rows) {
+    const [from, to] = [ranksA.get(id), ranksB.get(id)];
+    assert.ok(from !== undefined && to !== undefined, id);
+    assert.equal(shownA, String(from), `A's rank of ${id}`);
+    assert.equal(shownB, String(to), `B's rank of ${id}`);
+    assert.equal(
+      change,
+      from === to ? '=' : from > to ? `▲${from - to}` : `▼${to - from}`,
+      `${id} from A to B`,
+    );
+  }
+  await browser.screenshot(page, 'compare-variants');
   await page.close();
 });
 
