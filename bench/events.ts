@@ -235,7 +235,9 @@ function printTable(
     const f = figures[mode];
     const { client, server, redis } = f.cpuMsPerRequest;
     return [
-      mode === 'off' ? 'events off' : 'IMPRESSION + MODEL to the stream',
+      mode === 'off'
+        ? 'events off'
+        : `IMPRESSION + MODEL${SHOWN_FEATURES ? ' + FEATURE_ROWS' : ''} to the stream`,
       formatCount(f.requestsPerSec),
       formatMs(f.p50Ms),
       formatMs(f.p99Ms),
