@@ -20,6 +20,7 @@ const LAYERS = [
   ['request'],
   ['observability'],
   ['models'],
+  ['training'],
   ['experiments'],
   ['business-logic'],
   ['pipeline'],

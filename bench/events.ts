@@ -29,11 +29,22 @@ const CONCURRENCY = 16;
 const GOAL_COST = 0.1;
 /** The spec's example. */
 const SHAPE = { candidates: 24, userPageSize: 8, candidatePageSize: 24 } as const;
-const EVENTS_PER_REQUEST = SHAPE.candidates + SHAPE.userPageSize;
+const EVENTS_PER_REQUEST =
+  SHAPE.candidates + SHAPE.userPageSize + (process.env.BENCH_SHOWN_FEATURES === '1' ? 1 : 0);
 const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
 /** As the rank benchmark's servers, so the two benchmarks measure the same server. */
 const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000' } as const;
-const EVENTS_ON = { EVENTS_SINK: 'redis', EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURE_SAMPLE_RATE: '0' };
+/**
+ * `BENCH_SHOWN_FEATURES=1` adds the FEATURE_ROWS event (`EVENTS_SHOWN_FEATURES`, the training
+ * data; on by default in a server): the template model's 14 inputs of each of the 8 shown.
+ */
+const SHOWN_FEATURES = process.env.BENCH_SHOWN_FEATURES === '1';
+const EVENTS_ON = {
+  EVENTS_SINK: 'redis',
+  EVENTS_KINDS: 'IMPRESSION,MODEL',
+  EVENTS_FEATURE_SAMPLE_RATE: '0',
+  EVENTS_SHOWN_FEATURES: String(SHOWN_FEATURES),
+};
 const STREAM = 'default:events';
 const BATCH = 1000;
 
@@ -64,7 +75,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     : { products: 100_000, rounds: 7, loadedMs: 10_000, warmupMs: 5000 };
   const loadBefore = announce(
     `events: the template pipeline on the spec example (${SHAPE.candidates} candidates, page ${SHAPE.userPageSize}), ` +
-      `events off vs IMPRESSION + MODEL to the Redis stream; concurrency ${CONCURRENCY}, ` +
+      `events off vs IMPRESSION + MODEL${SHOWN_FEATURES ? ' + FEATURE_ROWS' : ''} to the Redis stream; concurrency ${CONCURRENCY}, ` +
       `${plan.loadedMs / 1000} s × ${plan.rounds} round(s) per server`,
   );
   const cleanup = new Cleanup();
@@ -224,7 +235,9 @@ function printTable(
     const f = figures[mode];
     const { client, server, redis } = f.cpuMsPerRequest;
     return [
-      mode === 'off' ? 'events off' : 'IMPRESSION + MODEL to the stream',
+      mode === 'off'
+        ? 'events off'
+        : `IMPRESSION + MODEL${SHOWN_FEATURES ? ' + FEATURE_ROWS' : ''} to the stream`,
       formatCount(f.requestsPerSec),
       formatMs(f.p50Ms),
       formatMs(f.p99Ms),

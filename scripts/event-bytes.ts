@@ -3,8 +3,8 @@
  * memory the event stream takes per ranking request, for sizing a Redis (docs/guides/deploy.md). The
  * template app (from `dist/`, as `rankd run` serves it) ranks the spec's request shape — 24 of the
  * template's products for the query "candle", a page of 8 — `requests` times (2000 by default)
- * into a fresh test `redis-server`, once with the default event kinds and once with IMPRESSION and
- * MODEL only, and prints `MEMORY USAGE <stream> SAMPLES 0` ÷ `XLEN`. No byte or age cap applies.
+ * into a fresh test `redis-server`, with the default event kinds and with IMPRESSION and MODEL,
+ * each with and without FEATURE_ROWS (`EVENTS_SHOWN_FEATURES`), and prints `MEMORY USAGE <stream> SAMPLES 0` ÷ `XLEN`. No byte or age cap applies.
  */
 import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
@@ -18,8 +18,20 @@ const REQUESTS = Number(process.argv[2] ?? 2000);
 const CASES = [
   { name: 'default kinds (EVENTS_FEATURE_SAMPLE_RATE 0.01)', env: {} },
   {
-    name: 'IMPRESSION,MODEL only',
+    name: 'default kinds, EVENTS_SHOWN_FEATURES=false',
+    env: { EVENTS_SHOWN_FEATURES: 'false' },
+  },
+  {
+    name: 'IMPRESSION,MODEL + FEATURE_ROWS',
     env: { EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURE_SAMPLE_RATE: '0' },
+  },
+  {
+    name: 'IMPRESSION,MODEL only',
+    env: {
+      EVENTS_KINDS: 'IMPRESSION,MODEL',
+      EVENTS_FEATURE_SAMPLE_RATE: '0',
+      EVENTS_SHOWN_FEATURES: 'false',
+    },
   },
 ];
 

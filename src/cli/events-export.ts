@@ -6,6 +6,7 @@ import { ErrorCode } from '../errors/index.js';
 import { eventRedisOf } from '../events/create-sink.js';
 import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
 import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
+import { parseLabelGrades } from '../events/export/label-grades.js';
 import { parseDuration, parseTime } from '../events/export/time-range.js';
 import { RedisKeys } from '../redis/keys.js';
 import { CliError, type Log } from './cli-error.js';
@@ -20,6 +21,8 @@ export interface ExportCommandOptions {
   window: string;
   /** A JSONL file written by `EVENTS_SINK=file`, read instead of the stream. */
   input?: string;
+  /** `type=grade,...`: the label per feedback type (else `EVENTS_LABEL_GRADES`). */
+  grades?: string;
   /** False with `--no-progress`. */
   progress: boolean;
 }
@@ -42,6 +45,17 @@ function timeOption(name: string, text: string, now: number): number {
       ErrorCode.CLI_USAGE,
     );
   return ms;
+}
+
+/** The grades of `--grades` (or `EVENTS_LABEL_GRADES`), or a usage error naming the form expected. */
+export function gradesOption(text: string): Record<string, number> {
+  const grades = parseLabelGrades(text);
+  if (grades === undefined)
+    throw new CliError(
+      `--grades ${JSON.stringify(text)}: expected feedback types and grades such as purchase=3,add_to_cart=2,click=1`,
+      ErrorCode.CLI_USAGE,
+    );
+  return grades;
 }
 
 /**
@@ -67,6 +81,7 @@ export async function runEventsExport(
     throw new CliError('--until is before --since: nothing to export', ErrorCode.CLI_USAGE);
   const format = options.format ?? (options.out.endsWith('.csv') ? 'csv' : 'jsonl');
   const config = loadConfig(readEnvFiles(cwd));
+  const grades = gradesOption(options.grades ?? config.EVENTS_LABEL_GRADES);
   // Feedback on the last impressions may arrive up to a window later; nothing is read past now.
   const readUntil = Math.min(untilMs + windowMs, now);
   let unreadable = 0;
@@ -111,6 +126,7 @@ export async function runEventsExport(
       sinceMs,
       untilMs,
       windowMs,
+      grades,
       onProgress: (events, timeMs) => {
         lastTime = Math.max(lastTime, timeMs);
         progress.update(events);

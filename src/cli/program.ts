@@ -8,6 +8,7 @@ import { registerLoadCommands } from './load-command.js';
 import { registerLoadSampleCommand } from './load-sample-command.js';
 import { registerRedisCommand } from './redis-command.js';
 import { registerRunCommand } from './run-command.js';
+import { registerTrainCommand } from './train-command.js';
 
 /** The `rankd` command with every subcommand; `log` and `warn` default to stdout and stderr. */
 export function createProgram(
@@ -26,6 +27,7 @@ export function createProgram(
   registerLoadSampleCommand(program, log);
   registerLoadCommands(program, { log, warn });
   registerEventsCommands(program, { log, warn });
+  registerTrainCommand(program, { log, warn });
   registerClientCommand(program, log);
   return program;
 }

@@ -152,10 +152,25 @@ export const ConfigSchema = Type.Object({
     { default: ['MODEL', 'IMPRESSION', 'CANDIDATE', 'EXPERIMENTATION', 'BUSINESS_LOGIC', 'CUSTOM'] },
   ),
   /**
-   * Share of requests whose FEATURE events (every candidate's model features) go to the sink:
-   * they are large, so only a sample is logged. 0 = never, 1 = every request. @defaultValue `0.01`
+   * Share of requests whose FEATURE events of every candidate (the model's inputs, shown or not)
+   * go to the sink: they are large, so only a sample is logged. 0 = never, 1 = every request.
+   * The shown candidates' are logged anyway with `EVENTS_SHOWN_FEATURES`. @defaultValue `0.01`
    */
   EVENTS_FEATURE_SAMPLE_RATE: Type.Number({ default: 0.01, minimum: 0, maximum: 1 }),
+  /**
+   * FEATURE events for every candidate shown (the page) and for the request's own entities (its
+   * user, its query) in every request: each value the model read, the training data of the next
+   * model. `false`: only sampled requests log features. @defaultValue `true`
+   */
+  EVENTS_SHOWN_FEATURES: Type.Boolean({ default: true }),
+  /**
+   * The export's label per feedback type (`type=grade`, comma-separated); other types grade 0,
+   * a row's label is the highest grade of its feedback. @defaultValue `purchase=3,add_to_cart=2,click=1`
+   */
+  EVENTS_LABEL_GRADES: Type.String({
+    default: 'purchase=3,add_to_cart=2,click=1',
+    pattern: '^[a-z][a-z0-9_]{0,63}=[0-9]+(\\.[0-9]+)?(,[a-z][a-z0-9_]{0,63}=[0-9]+(\\.[0-9]+)?)*$',
+  }),
   /**
    * About how many events the event stream keeps (`XADD MAXLEN ~`, converted to entries, one per
    * request, by the mean events per entry). @defaultValue `1000000`

@@ -71,7 +71,12 @@ export function createEventSink(
     policy:
       config.EVENTS_SINK === 'off'
         ? EventPolicy.NONE
-        : new EventPolicy(config.EVENTS_KINDS, config.EVENTS_FEATURE_SAMPLE_RATE),
+        : new EventPolicy(
+            config.EVENTS_KINDS,
+            config.EVENTS_FEATURE_SAMPLE_RATE,
+            Math.random,
+            config.EVENTS_SHOWN_FEATURES,
+          ),
     bufferMax: config.EVENTS_BUFFER_MAX,
     batchSize: config.EVENTS_BATCH_SIZE,
     flushIntervalMs: config.EVENTS_FLUSH_INTERVAL_MS,

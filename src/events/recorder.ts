@@ -50,6 +50,7 @@ export const BUILT_IN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'IMPRESSION',
   'EXPERIMENTATION',
   'FEEDBACK',
+  'FEATURE_ROWS',
 ]);
 
 /** The kind an event type counts as in `EVENTS_KINDS`: itself when built in, else `CUSTOM`. */
@@ -58,6 +59,12 @@ export function kindOf(eventType: string): string {
 }
 
 const NO_KINDS: ReadonlySet<string> = new Set();
+
+/**
+ * One event per request: the model's inputs for each candidate shown and the features of the
+ * request's own entities (`EVENTS_SHOWN_FEATURES`), as rows of values under one list of names.
+ */
+export const FEATURE_ROWS = 'FEATURE_ROWS';
 
 /**
  * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURE_SAMPLE_RATE`.
@@ -71,9 +78,20 @@ export class EventPolicy {
   readonly #rate: number;
   readonly #random: () => number;
 
-  constructor(kinds: readonly string[], featureSampleRate: number, random: () => number = Math.random) {
-    this.#kinds = kinds.length === 0 ? NO_KINDS : new Set(kinds);
-    this.#withFeatures = new Set([...kinds, 'FEATURE']);
+  /**
+   * `shownFeatures` (`EVENTS_SHOWN_FEATURES`): every request sends a {@link FEATURE_ROWS} event, the
+   * shown candidates' inputs (training data); `featureSampleRate` samples the per-value FEATURE
+   * events of all candidates. Nothing is sent without a kind.
+   */
+  constructor(
+    kinds: readonly string[],
+    featureSampleRate: number,
+    random: () => number = Math.random,
+    shownFeatures = false,
+  ) {
+    const all = shownFeatures && kinds.length > 0 ? [...kinds, FEATURE_ROWS] : kinds;
+    this.#kinds = all.length === 0 ? NO_KINDS : new Set(all);
+    this.#withFeatures = new Set([...all, 'FEATURE']);
     // FEATURE listed in EVENTS_KINDS means every request, as a rate of 1 does.
     this.#rate = this.#kinds.has('FEATURE') ? 1 : featureSampleRate;
     this.#random = random;
@@ -95,6 +113,8 @@ export interface RecordedEvent {
   readonly event_type: string;
   /** `{"event_type":…,"event_data":…}`. */
   readonly json: string;
+  /** For the sink only: the response's events leave it out (see {@link EventRecorder.addForSink}). */
+  readonly sinkOnly?: true;
 }
 
 /** `{"event_type":<type>,"event_data":` per event type (the built-in ones and an app's few). */
@@ -184,6 +204,22 @@ export class EventRecorder {
     return this.respond || this.#sinkKinds.has(eventType) || this.#sinkKinds.has(kindOf(eventType));
   }
 
+  /** Whether the sink takes events of `eventType`. */
+  sends(eventType: string): boolean {
+    return this.#sinkKinds.has(eventType);
+  }
+
+  /**
+   * Records an event for the sink only, when it takes the type: the response (`include_events`)
+   * does not show it. {@link FEATURE_ROWS} repeats what the response's FEATURE events show.
+   */
+  addForSink(eventType: string, eventData: Record<string, unknown>): void {
+    if (!this.#sinkKinds.has(eventType)) return;
+    const recorded = recordedEventOf(eventType, eventData);
+    if (recorded === undefined) this.#failed += 1;
+    else this.#recorded.push({ ...recorded, sinkOnly: true });
+  }
+
   /** Records one event if anyone wants its type; one whose data is not JSON is counted and left out. */
   add(eventType: string, eventData: Record<string, unknown>): void {
     if (!this.wants(eventType)) return;
@@ -216,9 +252,10 @@ export class EventRecorder {
    */
   get events(): RankdEvent[] {
     const { request_id, api_source, event_timestamp, run_id } = this.envelope;
-    return this.#recorded.map(({ json }) => {
+    return this.#recorded.flatMap(({ json, sinkOnly }) => {
+      if (sinkOnly) return [];
       const { event_type, event_data } = JSON.parse(json) as Pick<RankdEvent, 'event_type' | 'event_data'>;
-      return { request_id, api_source, event_timestamp, event_type, event_data, run_id };
+      return [{ request_id, api_source, event_timestamp, event_type, event_data, run_id }];
     });
   }
 

@@ -1,14 +1,28 @@
+import { access, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError, AppMisuseError, ModelInvalidError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
-import { CONSOLE_LOGGER, type ComponentContext } from '../request/component.js';
+import {
+  CONSOLE_LOGGER,
+  type ComponentContext,
+  disposeComponents,
+  initializeComponents,
+} from '../request/component.js';
 import type { Model, Scores } from './define-model.js';
 import { explainWith } from './explain/explain-model.js';
 import type { Explanation } from './explain/explanation.js';
 import { type FileWatch, watchFile } from './file-watch.js';
 import { type ModelFile, modelPath, readFailure, readModelFile } from './model-file.js';
-import type { ModelSnapshot, SnapshotSource } from './snapshot.js';
+import { explainingSnapshotOf, type ModelSnapshot, type SnapshotSource, snapshotOf } from './snapshot.js';
+
+async function fileExists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -42,10 +56,18 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
   debounceMs?: number;
   /** Only types `score`'s entities. */
   entity?: E;
+  /**
+   * Scores while the file does not exist yet (e.g. a hand-weighted model until `rankd train
+   * --promote` writes a trained one): the model then starts without its file, watches for it and
+   * loads it when it appears. Without it, a missing file stops the start.
+   */
+  whenMissing?: Model<E>;
 }
 
 /** What one kind of file model (linear, GBDT, ONNX) does with its files. */
 export interface FileModelKind<T> {
+  /** What the files are, e.g. `gbdt` (how `rankd train` finds the stage it can train). */
+  readonly format?: string;
   /**
    * Turns a file into an evaluator; throws an Error saying what is wrong with it, which the
    * model makes a ModelInvalidError naming the file. `context` is what `initialize()` was given
@@ -110,6 +132,12 @@ export interface ReloadResult {
  */
 export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'file-model';
+  /** What its files are: `linear`, `gbdt`, `onnx`, or `file` for other kinds. */
+  readonly format: string;
+  /** The file's input columns in order (`features` adds those of {@link whenMissing}). */
+  readonly inputs: readonly string[];
+  /** The model scoring while the file does not exist (see `FileModelOptions.whenMissing`). */
+  readonly whenMissing: Model<E> | undefined;
   /** Absolute path of the model file. */
   readonly file: string;
   readonly features: readonly string[];
@@ -159,6 +187,10 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   readonly name: string;
   readonly file: string;
   readonly features: readonly string[];
+  readonly format: string;
+  readonly inputs: readonly string[];
+  readonly whenMissing: Model<E> | undefined;
+  readonly parts: readonly Model<E>[];
   #lastReload: ReloadResult | undefined;
   readonly #kind: FileModelKind<T>;
   readonly #watch: boolean;
@@ -174,14 +206,26 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   constructor(options: FileModelOptions<E>, features: readonly string[], kind: FileModelKind<T>) {
     this.name = options.name;
     this.file = modelPath(options.file);
-    this.features = features;
+    this.whenMissing = options.whenMissing;
+    this.inputs = features;
+    this.parts = this.whenMissing === undefined ? [] : [this.whenMissing];
+    // The features of both: the pipeline reads what either may score with.
+    this.features = [...new Set([...features, ...(this.whenMissing?.features ?? [])])];
+    this.format = kind.format ?? 'file';
     this.#kind = kind;
     this.#watch = options.watch ?? true;
     this.#debounceMs = options.debounceMs ?? DEFAULT_RELOAD_DEBOUNCE_MS;
   }
 
   get version(): string | undefined {
-    return this.#current?.file.version;
+    return this.#current?.file.version ?? (this.#missing ? this.#missingVersion() : undefined);
+  }
+
+  /** Whether the file was missing at start and has not appeared since: {@link whenMissing} scores. */
+  #missing = false;
+
+  #missingVersion(): string {
+    return `${this.whenMissing?.name}@${this.whenMissing?.version ?? '-'}`;
   }
 
   get lastReload(): ReloadResult | undefined {
@@ -195,7 +239,15 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
 
   async #initialize(context?: ComponentContext): Promise<void> {
     if (context) this.#context = context;
-    this.#current = await this.#load();
+    if (this.whenMissing !== undefined && !(await fileExists(this.file))) {
+      await initializeComponents([this.whenMissing], context);
+      this.#missing = true;
+      // The directory is watched: it must exist for the file to appear in it.
+      await mkdir(dirname(this.file), { recursive: true });
+      this.#context.log.info(
+        `model ${this.name}: ${this.file} does not exist yet; ${this.whenMissing.name} scores until it does`,
+      );
+    } else this.#current = await this.#load();
     if (this.#watch && !this.#disposed) {
       this.#watcher = watchFile(
         this.file,
@@ -247,6 +299,8 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
 
   snapshot(): ModelSnapshot {
     const loaded = this.#current;
+    if (loaded === undefined && this.#missing && this.whenMissing !== undefined)
+      return snapshotOf(this.whenMissing);
     if (loaded === undefined)
       throw new AppMisuseError(
         `model ${this.name} is not loaded: await its initialize() (or the app's) before scoring with it`,
@@ -276,6 +330,8 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   explainingSnapshot(): ModelSnapshot {
     // Read in the same synchronous step as `snapshot()` takes it: the same loaded version.
     const loaded = this.#current;
+    if (loaded === undefined && this.#missing && this.whenMissing !== undefined)
+      return explainingSnapshotOf(this.whenMissing);
     const snapshot = this.snapshot();
     const explain = this.#kind.explain;
     if (explain === undefined || loaded === undefined) return snapshot;
@@ -306,6 +362,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   async #reloadNow(): Promise<ReloadResult> {
     const current = this.#current;
     const base = { name: this.name, file: this.file };
+    if (current === undefined && this.#missing && !this.#disposed) return this.#loadAppeared();
     if (current === undefined || this.#disposed) {
       return this.#record({
         ...base,
@@ -341,6 +398,32 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     return this.#record({ ...base, status: 'reloaded', version: next.file.version });
   }
 
+  /** The file of a model that started without it: loaded once it appears; a failure keeps {@link whenMissing}. */
+  async #loadAppeared(): Promise<ReloadResult> {
+    const base = { name: this.name, file: this.file };
+    const fallback = this.#missingVersion();
+    if (!(await fileExists(this.file)))
+      return this.#record({ ...base, status: 'unchanged', version: fallback });
+    let next: Loaded<T>;
+    try {
+      next = await this.#load();
+    } catch (error) {
+      const reason = reasonOf(error, this.file);
+      this.#context.log.warn(
+        `model ${this.name}: loading ${this.file} failed, ${fallback} keeps serving: ${reason}`,
+      );
+      return this.#record({ ...base, status: 'failed', version: fallback, error: reason });
+    }
+    if (this.#disposed) {
+      this.#retire(next);
+      return this.#record({ ...base, status: 'failed', version: null, error: 'the model is closed' });
+    }
+    this.#current = next;
+    this.#missing = false;
+    this.#context.log.info(`model ${this.name}: loaded ${this.file}, version ${next.file.version}`);
+    return this.#record({ ...base, status: 'reloaded', version: next.file.version });
+  }
+
   #retire(loaded: Loaded<T>): void {
     loaded.retired = true;
     // Held once more and let go, so a file nobody is using is freed now, by the usual path.
@@ -361,6 +444,10 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     this.#watcher?.close();
     await this.#reloads;
     if (this.#current) this.#retire(this.#current);
+    if (this.whenMissing !== undefined) {
+      const failures = await disposeComponents([this.whenMissing]);
+      if (failures[0]) throw failures[0];
+    }
   }
 }
 

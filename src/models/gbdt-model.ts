@@ -114,6 +114,7 @@ export function gbdtModel<E extends EntityType = EntityType>(options: GbdtModelO
   // keeps no second copy of its trees; dropped with the version.
   const explainers = new WeakMap<TreeEnsemble, TreeShapExplainer | { readonly unavailable: string }>();
   return fileModel<TreeEnsemble, E>(options, features, {
+    format: 'gbdt',
     load(file) {
       const ensemble = parseGbdtModel(file.bytes.toString('utf8'), file.path);
       checkFeatures(ensemble, features);

@@ -122,6 +122,7 @@ export function linearModel<E extends EntityType = EntityType>(options: LinearMo
   const features = options.features ?? featuresFromFile(options.name, modelPath(options.file));
   const transform = objectiveOf(options.objective ?? 'raw', `linear model ${options.name}`);
   return fileModel<LinearWeights, E>(options, features, {
+    format: 'linear',
     load: (file) => parseLinear(file.bytes.toString('utf8'), features),
     score({ weights, bias }, entities) {
       const cols = weights.length;

@@ -95,6 +95,7 @@ export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelO
   const cols = features.length;
   let runtime: OnnxRuntime | undefined;
   return fileModel<OnnxEvaluator, E>(options, features, {
+    format: 'onnx',
     async load(file) {
       runtime ??= await loadOnnxRuntime(options.name);
       // A copy: onnxruntime may keep the buffer, and the file's Buffer may be a slice of a pool.

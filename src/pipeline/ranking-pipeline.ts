@@ -18,6 +18,7 @@ import {
   applyBusinessLogic,
   rankingResponse,
   recordScores,
+  recordShownFeatures,
   scoreCandidates,
   takePage,
 } from './ranking-stages.js';
@@ -202,6 +203,14 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
   );
   const idField = options.candidate.idField;
   const entityType = options.candidate.name;
+  // What the request's own entities (user, query) may give the model, through its features or
+  // the real-time features computed from them: logged once per request for the training data.
+  const requestFeatures = [
+    ...new Set([
+      ...(options.realtimeFeatures ?? []).flatMap((group) => group.requires),
+      ...(model.features ?? []),
+    ]),
+  ];
 
   return {
     kind: 'pipeline',
@@ -248,6 +257,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       scored = await applyBusinessLogic(context, active, scored, request, entityType, trace);
       clock = context.stageEnded('business_logic', clock);
       const page = takePage(context, scored, pagination, request.candidates.length, entityType);
+      recordShownFeatures(context, used.features ?? [], requestFeatures, page, entityType);
       context.stageEnded('paginate', clock);
       const response = rankingResponse(context, page);
       if (trace === undefined) return response;

@@ -11,7 +11,9 @@ import {
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
+import { FEATURE_ROWS } from '../events/recorder.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { FeatureValue } from '../features/feature-kind.js';
 import type { Model } from '../models/define-model.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { BusinessLogicTrace } from './business-logic-trace.js';
@@ -78,6 +80,59 @@ export function recordScores<E extends EntityType>(
     const data = events.json.modelEventData(model.name, model.version, entityType);
     for (const c of scored) events.addJson('MODEL', data(c.id, c.score));
   }
+}
+
+/** A feature value as JSON takes it: a vector (typed array) as a list of numbers. */
+function jsonValue(value: FeatureValue | null): unknown {
+  return ArrayBuffer.isView(value) ? Array.from(value as unknown as ArrayLike<number>) : value;
+}
+
+/**
+ * The training data's event (`EVENTS_SHOWN_FEATURES`), one per request: each value the model read
+ * for each candidate shown, as a row under the model's feature names, and the features of the
+ * request's own entities (its user, its query) that the model or the real-time features read
+ * (`requestFeatures`, e.g. `user_profile:price_sensitivity` of the request's user). One event
+ * whose names are written once: per-value FEATURE events of a page cost several times more.
+ */
+export function recordShownFeatures<E extends EntityType>(
+  context: RequestContext,
+  modelFeatures: readonly string[],
+  requestFeatures: readonly string[],
+  page: ReadonlyArray<ScoredCandidate<E>>,
+  entityType: string,
+): void {
+  const events = context.events;
+  if (!events.sends(FEATURE_ROWS) || page.length === 0) return;
+  const read = context.featureReader(page.map((c) => c.entity));
+  const names: string[] = [];
+  const columns: Array<ReadonlyArray<FeatureValue | null>> = [];
+  for (const name of modelFeatures) {
+    try {
+      columns.push(read(name));
+      names.push(name);
+    } catch {
+      // A feature the candidate alone cannot name (a pair with several partners): left out.
+    }
+  }
+  const rows = page.map((c, i) => [c.id, columns.map((column) => jsonValue(column[i] ?? null))]);
+  const shared: Record<string, unknown> = {};
+  for (const name of requestFeatures) {
+    const types = context.features.entityTypesOf(name.slice(0, name.indexOf(':')));
+    const type = types?.length === 1 ? types[0] : undefined;
+    if (type === undefined || type === entityType) continue;
+    const entities = context.entitiesByType.get(type);
+    if (entities === undefined || entities.size !== 1) continue;
+    const [entity] = entities.values();
+    try {
+      shared[name] = jsonValue(context.getFeature(entity as object, name));
+    } catch {}
+  }
+  events.addForSink(FEATURE_ROWS, {
+    entity_identifier_type: entityType,
+    feature_names: names,
+    rows,
+    request_features: shared,
+  });
 }
 
 /**

@@ -121,6 +121,11 @@ export class FeatureTable {
     this.#put(this.#group(name), false, first, second, values);
   }
 
+  /** The entity types group `name` describes (two for a pair group), or undefined when not declared. */
+  entityTypesOf(name: string): readonly string[] | undefined {
+    return this.#groups.get(name)?.entityTypes;
+  }
+
   /** Whether `name` (`group:feature`) names a declared feature of this request. */
   has(name: string): boolean {
     const [groupName, feature] = splitName(name);

@@ -111,6 +111,8 @@ export async function eventsServer(
     env: {
       EVENTS_FLUSH_INTERVAL_MS: '60000',
       EVENTS_FEATURE_SAMPLE_RATE: '0',
+      // The sink's own tests count events: the shown candidates' FEATURE events only where asked.
+      EVENTS_SHOWN_FEATURES: 'false',
       ...env,
       PROJECT_NAME: project,
     },

@@ -1,5 +1,5 @@
-import { FEEDBACK_GRADES } from '../feedback.js';
 import type { RankdEvent } from '../recorder.js';
+import { DEFAULT_LABEL_GRADES } from './label-grades.js';
 
 /** One exported row: an impression, what produced it, and what the user did about it. */
 export interface TrainingRow {
@@ -17,12 +17,15 @@ export interface TrainingRow {
   model_version: string | null;
   /** Variant per experiment id. */
   experiments: Record<string, string>;
-  /** `view:feature` → value, or null when the request's features were not sampled. */
+  /**
+   * `view:feature` → value: what the model read for this candidate, and the features of the
+   * request's own entities (`user_profile:*`); null when the request logged no features.
+   */
   features: Record<string, unknown> | null;
   clicked: 0 | 1;
   added_to_cart: 0 | 1;
   purchased: 0 | 1;
-  /** The highest grade of the feedback (purchase 3 > add_to_cart 2 > click 1), else 0. */
+  /** The highest grade of the feedback (by default purchase 3 > add_to_cart 2 > click 1), else 0. */
   label: number;
 }
 
@@ -44,6 +47,8 @@ export interface JoinOptions {
    * their window ends (counted in `cutShort`), so memory stays bounded. @defaultValue 2,000,000
    */
   readonly maxPendingImpressions?: number;
+  /** The label per feedback type; a row's is the highest of its feedback's. @defaultValue purchase 3, add_to_cart 2, click 1 */
+  readonly grades?: Readonly<Record<string, number>>;
 }
 
 interface Impression {
@@ -64,6 +69,8 @@ interface RequestState {
   impressions: Impression[];
   models: Map<string, { name: string | null; version: string | null }>;
   features: Map<string, Record<string, unknown>>;
+  /** Features of the request's own entities (FEATURE_ROWS' `request_features`): every row of the request gets them. */
+  requestFeatures: Record<string, unknown> | undefined;
   experiments: Record<string, string>;
   feedback: Map<string, Set<string>>;
 }
@@ -90,7 +97,12 @@ export class TrainingJoin {
   cutShort = 0;
 
   constructor(options: JoinOptions) {
-    this.#options = { settleMs: 10_000, maxPendingImpressions: 2_000_000, ...options };
+    this.#options = {
+      settleMs: 10_000,
+      maxPendingImpressions: 2_000_000,
+      grades: DEFAULT_LABEL_GRADES,
+      ...options,
+    };
   }
 
   /** Requests waiting for feedback now. */
@@ -146,12 +158,33 @@ export class TrainingJoin {
           values[String(data.feature_name)] = data.feature_value ?? null;
         }
         break;
+      case 'FEATURE_ROWS':
+        this.#addRows(state, data);
+        break;
       case 'EXPERIMENTATION':
         state.experiments[String(data.experiment_id)] = String(data.result);
         break;
     }
     if (this.#pendingImpressions > this.#options.maxPendingImpressions) rows.push(...this.#cutOldest());
     return rows;
+  }
+
+  /** A FEATURE_ROWS event: each shown candidate's inputs, and the request's own entities' features. */
+  #addRows(state: RequestState, data: Record<string, unknown>): void {
+    const names = Array.isArray(data.feature_names) ? (data.feature_names as unknown[]).map(String) : [];
+    const type = data.entity_identifier_type;
+    for (const row of Array.isArray(data.rows) ? (data.rows as unknown[]) : []) {
+      if (!Array.isArray(row) || !Array.isArray(row[1])) continue;
+      const key = keyOf(type, row[0]);
+      const values = state.features.get(key) ?? {};
+      state.features.set(key, values);
+      names.forEach((name, i) => {
+        values[name] = (row[1] as unknown[])[i] ?? null;
+      });
+    }
+    const shared = data.request_features;
+    if (shared !== null && typeof shared === 'object')
+      state.requestFeatures = { ...(shared as Record<string, unknown>) };
   }
 
   /** The rows of every request still open: the end of the stream closes all windows. */
@@ -175,6 +208,7 @@ export class TrainingJoin {
       impressions: [],
       models: new Map(),
       features: new Map(),
+      requestFeatures: undefined,
       experiments: {},
       feedback: new Map(),
     };
@@ -228,13 +262,17 @@ export class TrainingJoin {
   #rowsOf(state: RequestState): TrainingRow[] {
     const envelope = state.envelope;
     if (envelope === undefined) return [];
+    const grades = this.#options.grades;
+    const shared = state.requestFeatures;
     return state.impressions
       .filter((i) => i.inRange)
       .map((impression) => {
         const types = state.feedback.get(impression.key);
         const model = state.models.get(impression.key);
         let label = 0;
-        for (const type of types ?? []) label = Math.max(label, FEEDBACK_GRADES[type] ?? 0);
+        for (const type of types ?? []) label = Math.max(label, grades[type] ?? 0);
+        const own = state.features.get(impression.key);
+        const features = shared === undefined ? (own ?? null) : { ...shared, ...own };
         return {
           request_id: state.requestId,
           timestamp: envelope.event_timestamp,
@@ -247,7 +285,7 @@ export class TrainingJoin {
           model_name: model?.name ?? null,
           model_version: model?.version ?? null,
           experiments: state.experiments,
-          features: state.features.get(impression.key) ?? null,
+          features,
           clicked: types?.has('click') ? 1 : 0,
           added_to_cart: types?.has('add_to_cart') ? 1 : 0,
           purchased: types?.has('purchase') ? 1 : 0,

@@ -1,10 +1,10 @@
 /**
- * The ranking model: a hand-weighted sum of features, a readable baseline that ranks for a
- * reason. A trained model goes here (load it in `initialize()`, score in `score()`), or takes its
- * place (rankd's `linearModel`, `gbdtModel`, `onnxModel`).
+ * The ranking models: a hand-weighted sum of features, a readable baseline that ranks for a
+ * reason, and the trained model that replaces it once `rankd train --promote` has written
+ * `models/ranker.json` (see docs/guides/train-a-model.md).
  * @module
  */
-import { defineModel, featureColumns } from 'rankd';
+import { defineModel, featureColumns, gbdtModel } from 'rankd';
 import { Product } from './schemas.js';
 
 /** What each feature adds per unit; the comment gives its usual range in the sample data. */
@@ -33,6 +33,9 @@ const STATS = [
   'product_stats:rating',
   'product_stats:review_count',
 ] as const;
+
+/** What both models read: every request logs these for each product shown. */
+const INPUTS = [...WEIGHTED, ...STATS];
 
 /** Ratings of products with few reviews are pulled towards this prior, as if it had this many reviews. */
 const PRIOR_RATING = 4;
@@ -69,7 +72,7 @@ export const RankingModel = defineModel({
   name: 'RankingModel',
   version: '1',
   entity: Product,
-  features: [...WEIGHTED, ...STATS],
+  features: INPUTS,
   score(products) {
     const scores = new Array<number>(products.length).fill(0);
     eachTerm(products, (i, _feature, term) => {
@@ -84,4 +87,17 @@ export const RankingModel = defineModel({
     });
     return rows;
   },
+});
+
+/**
+ * Gradient-boosted trees trained by `rankd train` on the logged features and feedback, loaded
+ * from `models/ranker.json` (and reloaded when it changes); until that file exists, the
+ * hand-weighted model scores.
+ */
+export const Ranker = gbdtModel({
+  name: 'Ranker',
+  entity: Product,
+  file: 'models/ranker.json',
+  features: INPUTS,
+  whenMissing: RankingModel,
 });

@@ -6,7 +6,7 @@
  */
 import { defineRankingPipeline, Type, UserEntity } from 'rankd';
 import { FeaturedBrand, InStockOnly, SoldOutDemotion } from './business-logic.js';
-import { RankingModel } from './models.js';
+import { Ranker } from './models.js';
 import { ProductFacts, UserAffinity } from './realtime-features.js';
 import { Product } from './schemas.js';
 import { TextMatch } from './text-match.js';
@@ -26,7 +26,7 @@ export const MyRankingPipeline = defineRankingPipeline({
     ),
   },
   realtimeFeatures: [TextMatch, ProductFacts, UserAffinity],
-  model: RankingModel,
+  model: Ranker,
   // In order: drop what must not be shown, then adjust scores.
   businessLogic: [InStockOnly, SoldOutDemotion, FeaturedBrand],
 });

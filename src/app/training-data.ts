@@ -1,0 +1,105 @@
+import type { TrainingRow } from '../events/export/training-join.js';
+import { numericValue } from '../models/feature-matrix.js';
+
+/**
+ * A learning-to-rank data set: rows grouped by request, in request order. The shape of the
+ * trainer's `RankingDataset` (`src/training/`), plus what `rankd train` reports and scores with.
+ */
+export interface RequestGroups {
+  readonly features: string[];
+  readonly rows: number;
+  /** Row-major, `rows × features.length`; NaN where a value is missing (as a model reads it). */
+  readonly values: Float64Array;
+  readonly labels: Float64Array;
+  /** Rows per request, in order. */
+  readonly groups: Uint32Array;
+  /** The logged rows, in the same order: what the serving model is scored on. */
+  readonly source: readonly TrainingRow[];
+}
+
+/** Why a data set cannot be made: one line for the user. */
+export class TrainingDataError extends Error {
+  override readonly name = 'TrainingDataError';
+}
+
+/** The rows' requests, each's rows by position, the requests by time (then id). */
+export function groupByRequest(rows: readonly TrainingRow[]): TrainingRow[][] {
+  const byRequest = new Map<string, TrainingRow[]>();
+  for (const row of rows) {
+    const group = byRequest.get(row.request_id);
+    if (group === undefined) byRequest.set(row.request_id, [row]);
+    else group.push(row);
+  }
+  const groups = [...byRequest.values()];
+  for (const group of groups) group.sort((a, b) => a.position - b.position);
+  const time = (group: TrainingRow[]) => Date.parse((group[0] as TrainingRow).timestamp);
+  return groups.sort(
+    (a, b) => time(a) - time(b) || ((a[0]?.request_id ?? '') < (b[0]?.request_id ?? '') ? -1 : 1),
+  );
+}
+
+/** The requests as a data set of `features` (in that order). */
+export function datasetOf(requests: readonly TrainingRow[][], features: readonly string[]): RequestGroups {
+  const source = requests.flat();
+  const cols = features.length;
+  const values = new Float64Array(source.length * cols);
+  const labels = new Float64Array(source.length);
+  source.forEach((row, i) => {
+    labels[i] = row.label;
+    const logged = row.features ?? {};
+    for (let j = 0; j < cols; j++)
+      values[i * cols + j] = numericValue(
+        logged[features[j] as string] as Parameters<typeof numericValue>[0],
+      );
+  });
+  return {
+    features: [...features],
+    rows: source.length,
+    values,
+    labels,
+    groups: Uint32Array.from(requests, (group) => group.length),
+    source,
+  };
+}
+
+/**
+ * Checks that the logs can train a model of `features`: rows there are, some with a label above
+ * 0, and each feature logged; throws a {@link TrainingDataError} saying what is missing.
+ */
+export function checkTrainingRows(
+  rows: readonly TrainingRow[],
+  features: readonly string[],
+  what: string,
+): void {
+  if (rows.length === 0)
+    throw new TrainingDataError(`no events: ${what} holds no impressions of this pipeline's requests`);
+  if (!rows.some((row) => row.label > 0))
+    throw new TrainingDataError(
+      `no labels: none of the ${rows.length} impressions in ${what} got feedback with a grade above 0 (post clicks, add-to-carts, purchases to /api/v1/events/feedback)`,
+    );
+  const logged = rows.filter((row) => row.features !== null);
+  if (logged.length === 0)
+    throw new TrainingDataError(
+      `no features: the impressions in ${what} carry no logged features (EVENTS_SHOWN_FEATURES=true logs them)`,
+    );
+  for (const name of features) {
+    if (!logged.some((row) => Object.hasOwn(row.features ?? {}, name)))
+      throw new TrainingDataError(
+        `feature ${name} is missing from the logs: the model reads it but no impression in ${what} has it`,
+      );
+  }
+}
+
+/**
+ * The latest `share` of the requests (by time) for validation, the rest for training; each side
+ * gets at least one request.
+ */
+export function splitByTime<T>(requests: readonly T[], share: number): { train: T[]; validation: T[] } {
+  if (requests.length < 2)
+    throw new TrainingDataError(
+      `too few requests: ${requests.length}; training and validation need one request each at least`,
+    );
+  const validation = Math.min(requests.length - 1, Math.max(1, Math.round(requests.length * share)));
+  const cut = requests.length - validation;
+  return { train: requests.slice(0, cut), validation: requests.slice(cut) };
+}

@@ -1,0 +1,64 @@
+import type { RankingDataset } from './dataset.js';
+import { checkDataset } from './dataset.js';
+import { TrainingInputError } from './training-error.js';
+
+/** One row as an export or a test writes it. */
+export interface RankingRow {
+  /** The query group (request id): rows with the same group are ranked against each other. */
+  readonly group: string | number;
+  /** The grade: 0 is not relevant, higher is better. */
+  readonly label: number;
+  /**
+   * The feature values, by name or by column (in the order of `features`). Anything but a
+   * number (null, undefined, a string) is missing, as it is to rankd's models.
+   */
+  readonly values: ArrayLike<unknown> | Readonly<Record<string, unknown>>;
+}
+
+function numberOrNaN(value: unknown): number {
+  return typeof value === 'number' ? value : Number.NaN;
+}
+
+/**
+ * Builds a {@link RankingDataset} from plain rows. Groups keep the order of their first row
+ * (give rows in time order for a time split); the rows of a group need not be consecutive and
+ * keep their order within it. Throws a {@link TrainingInputError} on a row that does not fit.
+ */
+export function datasetFromRows(features: readonly string[], rows: Iterable<RankingRow>): RankingDataset {
+  const width = features.length;
+  const byGroup = new Map<string | number, RankingRow[]>();
+  let index = 0;
+  for (const row of rows) {
+    if (Array.isArray(row.values) || ArrayBuffer.isView(row.values)) {
+      const length = (row.values as ArrayLike<unknown>).length;
+      if (length !== width) {
+        throw new TrainingInputError(`row ${index}: ${length} values for ${width} features`);
+      }
+    }
+    const list = byGroup.get(row.group);
+    if (list === undefined) byGroup.set(row.group, [row]);
+    else list.push(row);
+    index++;
+  }
+  const count = index;
+  const values = new Float64Array(count * width);
+  const labels = new Float64Array(count);
+  const groups = new Uint32Array(byGroup.size);
+  let r = 0;
+  let g = 0;
+  for (const list of byGroup.values()) {
+    groups[g++] = list.length;
+    for (const row of list) {
+      labels[r] = row.label;
+      const source = row.values as ArrayLike<unknown> & Readonly<Record<string, unknown>>;
+      const byColumn = Array.isArray(source) || ArrayBuffer.isView(source);
+      for (let f = 0; f < width; f++) {
+        values[r * width + f] = numberOrNaN(byColumn ? source[f] : source[features[f] as string]);
+      }
+      r++;
+    }
+  }
+  const dataset: RankingDataset = { features: [...features], rows: count, values, labels, groups };
+  checkDataset(dataset);
+  return dataset;
+}

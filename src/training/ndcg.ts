@@ -1,0 +1,75 @@
+import { rankGroup } from './rank-order.js';
+
+/** 1 / log2(position + 2) for positions 0..n−1, DCG's discount. */
+export function discounts(n: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = 1 / Math.log2(i + 2);
+  return out;
+}
+
+/**
+ * NDCG@k of each query group: DCG of the top `k` rows ranked by `scores` (gain 2^label − 1,
+ * discount 1/log2(position + 2)) over the best DCG the labels allow. Ties in score rank the lower
+ * label first (see `rankGroup`), so constant scores earn nothing. A group with no positive label
+ * has no ideal DCG and is skipped: its entry is NaN.
+ */
+export function ndcgByGroup(
+  scores: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  groups: ArrayLike<number>,
+  k: number,
+): Float64Array {
+  let largest = 0;
+  for (let g = 0; g < groups.length; g++) largest = Math.max(largest, groups[g] as number);
+  const order = new Uint32Array(largest);
+  const ideal = new Float64Array(largest);
+  const discount = discounts(Math.min(k, largest));
+  const out = new Float64Array(groups.length);
+  let start = 0;
+  for (let g = 0; g < groups.length; g++) {
+    const count = groups[g] as number;
+    const top = Math.min(k, count);
+    for (let i = 0; i < count; i++) ideal[i] = labels[start + i] as number;
+    const sorted = ideal.subarray(0, count).sort().reverse();
+    let best = 0;
+    for (let i = 0; i < top; i++) best += (2 ** (sorted[i] as number) - 1) * (discount[i] as number);
+    if (best > 0) {
+      rankGroup(scores, labels, start, count, order);
+      let dcg = 0;
+      for (let i = 0; i < top; i++) {
+        dcg += (2 ** (labels[order[i] as number] as number) - 1) * (discount[i] as number);
+      }
+      out[g] = dcg / best;
+    } else {
+      out[g] = Number.NaN;
+    }
+    start += count;
+  }
+  return out;
+}
+
+/**
+ * Mean NDCG@k over the query groups that have a positive label (the others are skipped, as they
+ * cannot be ranked better or worse); NaN when no group has one.
+ *
+ * @example
+ * ```ts
+ * ndcgAt(model.predict(valid.values, valid.rows), valid.labels, valid.groups, 10)
+ * ```
+ */
+export function ndcgAt(
+  scores: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  groups: ArrayLike<number>,
+  k: number,
+): number {
+  let sum = 0;
+  let counted = 0;
+  for (const value of ndcgByGroup(scores, labels, groups, k)) {
+    if (!Number.isNaN(value)) {
+      sum += value;
+      counted++;
+    }
+  }
+  return counted === 0 ? Number.NaN : sum / counted;
+}
