@@ -1,13 +1,14 @@
 import { discounts } from './ndcg.js';
 import { rankGroup } from './rank-order.js';
+import { sigmoid } from './sigmoid-table.js';
 
 /** What one pass of {@link LambdaObjective.gradients} measured at the current scores. */
 export interface ObjectiveStats {
   /** Mean NDCG@k over the groups with a positive label. */
   ndcg: number;
-  /** This pass's objective (weights from the current ranking), mean per group. */
+  /** This pass's objective (weights from the current ranking), mean per group; NaN unless measured. */
   loss: number;
-  /** The previous pass's objective (its weights, its pairs) at the current scores; NaN on the first pass. */
+  /** The previous pass's objective (its weights) at the current scores; NaN on the first pass or unless measured. */
   previousLoss: number;
 }
 
@@ -92,12 +93,13 @@ export class LambdaObjective {
   }
 
   /**
-   * Fills `grad` and `hess` for the current `scores`, and measures NDCG, this pass's objective
-   * and the previous pass's objective at these scores (how much the last tree lowered its own).
+   * Fills `grad` and `hess` for the current `scores` and measures NDCG; `withLoss` also measures
+   * this pass's objective and the previous pass's at these scores (how much the last tree lowered
+   * its own), at the cost of an exact logarithm per pair.
    */
-  gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array): ObjectiveStats {
+  gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array, withLoss: boolean): ObjectiveStats {
     const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, order, k } = this;
-    const hasPrevious = this.passes > 0;
+    const hasPrevious = withLoss && this.passes > 0;
     let ndcgSum = 0;
     let loss = 0;
     let previousLoss = 0;
@@ -127,9 +129,7 @@ export class LambdaObjective {
         for (let b = lowerFrom[start + a] as number; b < count; b++) {
           const j = byLabel[start + b] as number;
           const d = si - (scores[j] as number);
-          const e = Math.exp(-Math.abs(d));
-          const p = d >= 0 ? 1 / (1 + e) : e / (1 + e);
-          const pairLoss = (d >= 0 ? 0 : -d) + Math.log1p(e);
+          const p = sigmoid(d);
           const gainGap = (gi - (gain[j] as number)) * inverseIdeal;
           const w = gainGap * Math.abs(di - (discount[position[j] as number] as number));
           const gw = (p - 1) * w;
@@ -138,10 +138,14 @@ export class LambdaObjective {
           hessI += hw;
           grad[j] = (grad[j] as number) - gw;
           hess[j] = (hess[j] as number) + hw;
-          loss += w * pairLoss;
-          if (hasPrevious) {
-            previousLoss +=
-              gainGap * Math.abs(pdi - (discount[previousPosition[j] as number] as number)) * pairLoss;
+          if (withLoss) {
+            // log(1 + e^−d), exactly: the loss is compared tree to tree, so no table here.
+            const pairLoss = (d >= 0 ? 0 : -d) + Math.log1p(Math.exp(-Math.abs(d)));
+            loss += w * pairLoss;
+            if (hasPrevious) {
+              const previousGap = Math.abs(pdi - (discount[previousPosition[j] as number] as number));
+              previousLoss += gainGap * previousGap * pairLoss;
+            }
           }
         }
         grad[i] = (grad[i] as number) + gradI;
@@ -153,7 +157,7 @@ export class LambdaObjective {
     const groupsScored = this.scoredGroups || 1;
     return {
       ndcg: this.scoredGroups === 0 ? Number.NaN : ndcgSum / groupsScored,
-      loss: loss / groupsScored,
+      loss: withLoss ? loss / groupsScored : Number.NaN,
       previousLoss: hasPrevious ? previousLoss / groupsScored : Number.NaN,
     };
   }
