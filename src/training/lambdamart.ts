@@ -130,11 +130,11 @@ export function trainLambdaMart(
       validNdcg = ndcgAt(validScores, validation.labels, validation.groups, k);
     }
     pending = { tree: t + 1, lossBefore: stats.loss, ...(validNdcg === undefined ? {} : { validNdcg }) };
-    if (validNdcg !== undefined) {
+    if (validNdcg !== undefined && resolved.earlyStoppingRounds > 0) {
       if (validNdcg > bestNdcg) {
         bestNdcg = validNdcg;
         best = t;
-      } else if (resolved.earlyStoppingRounds > 0 && t - best >= resolved.earlyStoppingRounds) {
+      } else if (t - best >= resolved.earlyStoppingRounds) {
         break;
       }
     } else {

@@ -23,7 +23,7 @@ export interface TrainOptions {
   featureFraction?: number;
   /**
    * Stop when validation NDCG@ndcgAt has not improved for this many trees, and keep the trees up
-   * to the best one. 0 turns it off. Needs a validation set. @defaultValue 20
+   * to the best one. 0 turns it off (every tree is kept). Needs a validation set. @defaultValue 20
    */
   earlyStoppingRounds?: number;
   /** The k of the NDCG@k reported and used for early stopping. @defaultValue 10 */

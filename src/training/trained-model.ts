@@ -46,7 +46,10 @@ export class TrainedModel {
     readonly baseScore: number,
     /** One entry per tree grown, kept or not (trees after `bestIteration` were dropped). */
     readonly history: readonly TreeHistory[],
-    /** The 0-based index of the last tree kept: the best on validation NDCG, else the last grown. */
+    /**
+     * The 0-based index of the last tree kept: the best on validation NDCG with early stopping,
+     * else (no validation set, or `earlyStoppingRounds` 0) the last tree grown.
+     */
     readonly bestIteration: number,
     /** The options it was trained with, defaults filled in. */
     readonly options: ResolvedTrainOptions,
