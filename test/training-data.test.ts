@@ -37,13 +37,18 @@ describe('binFeatures', () => {
         values.forEach((value, r) => {
           const bin = binned.bins[r] as number;
           assert.equal(binned.columns[r], bin);
-          if (Number.isNaN(value)) return assert.equal(bin, missingBin);
+          if (Number.isNaN(value)) {
+            assert.equal(bin, missingBin);
+            return;
+          }
           const x = Math.fround(value);
           // Bin b holds exactly cuts[b-1] ≤ x < cuts[b]: the split condition XGBoost writes.
           if (bin > 0) assert.ok((cuts[bin - 1] as number) <= x);
           if (bin < cuts.length) assert.ok(x < (cuts[bin] as number));
           values.forEach((other, s) => {
-            if (Number.isNaN(other)) return;
+            if (Number.isNaN(other)) {
+              return;
+            }
             const y = Math.fround(other);
             const otherBin = binned.bins[s] as number;
             if (x === y) assert.equal(bin, otherBin);
