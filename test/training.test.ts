@@ -179,7 +179,9 @@ describe('trainLambdaMart', () => {
         context.features.putComputed('x', String(r), undefined, row);
         return { type: 'item', id: String(r) };
       });
-      const scores = await runInContext(context, async () => served.score(items, context.request as RankdRequest));
+      const scores = await runInContext(context, async () =>
+        served.score(items, context.request as RankdRequest),
+      );
       const expected = model.predict(validation.values, validation.rows);
       assert.equal(scores.length, expected.length);
       const distinct = new Set(expected).size;
