@@ -13,6 +13,7 @@ import {
   splitByGroups,
   TrainingInputError,
 } from '../src/training/index.js';
+import { rankGroup, rerankGroup } from '../src/training/rank-order.js';
 
 /** A column of values: finite floats, with repeats and missing values likely. */
 const column = fc.array(
@@ -137,6 +138,42 @@ describe('ndcgAt', () => {
         );
       }),
       { numRuns: 100, seed: 22 },
+    );
+  });
+});
+
+describe('ranking a group', () => {
+  test('property: re-ranking from any earlier order gives the one ranking (score, then lower label, then row)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom(0, 1, 2, 0.5, Number.NaN), fc.integer({ min: 0, max: 3 })), {
+          minLength: 1,
+          maxLength: 80,
+        }),
+        fc.integer({ min: 0, max: 5 }),
+        (rows, offset) => {
+          const scores = [...new Array<number>(offset).fill(9), ...rows.map(([score]) => score)];
+          const labels = [...new Array<number>(offset).fill(0), ...rows.map(([, label]) => label)];
+          const order = new Uint32Array(rows.length);
+          rankGroup(scores, labels, offset, rows.length, order);
+          const start = Array.from({ length: rows.length }, (_, i) => offset + i).reverse();
+          const ranked = Uint32Array.from([...new Array<number>(offset).fill(0), ...start]);
+          rerankGroup(scores, labels, ranked, offset, rows.length);
+          assert.deepEqual(Array.from(ranked.subarray(offset)), Array.from(order));
+          for (let i = 1; i < order.length; i++) {
+            const a = order[i - 1] as number;
+            const b = order[i] as number;
+            const sa = Number.isNaN(scores[a]) ? -Infinity : (scores[a] as number);
+            const sb = Number.isNaN(scores[b]) ? -Infinity : (scores[b] as number);
+            assert.ok(
+              sa > sb ||
+                (sa === sb &&
+                  ((labels[a] as number) < (labels[b] as number) || (labels[a] === labels[b] && a < b))),
+            );
+          }
+        },
+      ),
+      { numRuns: 200, seed: 22 },
     );
   });
 });

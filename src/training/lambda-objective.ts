@@ -1,5 +1,5 @@
 import { discounts } from './ndcg.js';
-import { rankGroup } from './rank-order.js';
+import { rerankGroup } from './rank-order.js';
 import { sigmoid } from './sigmoid-table.js';
 
 /** What one pass of {@link LambdaObjective.gradients} measured at the current scores. */
@@ -37,7 +37,8 @@ export class LambdaObjective {
   private readonly discount: Float64Array;
   private readonly position: Int32Array;
   private readonly previousPosition: Int32Array;
-  private readonly order: Uint32Array;
+  /** Every group's rows in the order of the last ranking: the next one starts from it. */
+  private readonly ranked: Uint32Array;
   private passes = 0;
   /** Groups with a positive label: the ones that count. */
   readonly scoredGroups: number;
@@ -63,7 +64,7 @@ export class LambdaObjective {
     this.inverseIdealAtK = new Float64Array(groups.length);
     this.position = new Int32Array(rows);
     this.previousPosition = new Int32Array(rows);
-    this.order = new Uint32Array(largest);
+    this.ranked = Uint32Array.from({ length: rows }, (_, r) => r);
     let scored = 0;
     for (let g = 0; g < groups.length; g++) {
       const start = this.starts[g] as number;
@@ -98,7 +99,8 @@ export class LambdaObjective {
    * its own), at the cost of an exact logarithm per pair.
    */
   gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array, withLoss: boolean): ObjectiveStats {
-    const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, order, k } = this;
+    const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, ranked, k } =
+      this;
     const hasPrevious = withLoss && this.passes > 0;
     let ndcgSum = 0;
     let loss = 0;
@@ -110,10 +112,10 @@ export class LambdaObjective {
       if (inverseIdeal === 0) continue;
       const start = this.starts[g] as number;
       const count = groups[g] as number;
-      rankGroup(scores, labels, start, count, order);
+      rerankGroup(scores, labels, ranked, start, count);
       let dcg = 0;
       for (let i = 0; i < count; i++) {
-        const row = order[i] as number;
+        const row = ranked[start + i] as number;
         position[row] = i;
         if (i < k) dcg += (gain[row] as number) * (discount[i] as number);
       }
