@@ -35,6 +35,10 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     about: 'rankd features load of 1M JSONL rows: rows/s, peak RSS',
     load: () => import('./features-load.js'),
   },
+  train: {
+    about: 'LambdaMART trainer vs XGBoost rank:ndcg (hist, 1 thread): validation NDCG@10 and time',
+    load: () => import('./train.js'),
+  },
   scale: { about: 'spec example on 1 vs 2 workers; Redis memory per item', load: () => import('./scale.js') },
   compare: {
     about: 'two builds (or Node flag sets) of rank (a) or (b) in alternated blocks: B ÷ A',

@@ -146,4 +146,18 @@ export {
   textMatcher,
 } from './text/text-matcher.js';
 export { tokenize } from './text/words.js';
+export {
+  datasetFromRows,
+  type FeatureImportance,
+  ndcgAt,
+  type RankingDataset,
+  type RankingRow,
+  splitByGroups,
+  TrainedModel,
+  TrainingInputError,
+  type TrainOptions,
+  type TrainProgress,
+  type TreeHistory,
+  trainLambdaMart,
+} from './training/index.js';
 export { VERSION } from './version.js';

@@ -1,5 +1,5 @@
 import type { FeatureBins } from './bins.js';
-import { SLOTS } from './histogram.js';
+import type { Histogram } from './histogram.js';
 
 /** The best split found for a node, or `gain` 0 when none is allowed. */
 export interface SplitChoice {
@@ -31,7 +31,7 @@ const MIN_GAIN = 1e-6;
  * always gives the same tree.
  */
 export function bestSplit(
-  hist: Float64Array,
+  hist: Histogram,
   binned: FeatureBins,
   active: Int32Array,
   activeCount: number,
@@ -54,25 +54,25 @@ export function bestSplit(
   };
   let bestGain = MIN_GAIN;
   const { offsets, cuts, upper } = binned;
+  const { sums, counts } = hist;
   for (let a = 0; a < activeCount; a++) {
     const f = active[a] as number;
     const first = offsets[f] as number;
-    const missingSlot = ((offsets[f + 1] as number) - 1) * SLOTS;
-    const valueBins = (offsets[f + 1] as number) - first - 1;
-    const missGrad = hist[missingSlot] as number;
-    const missHess = hist[missingSlot + 1] as number;
-    const missCount = hist[missingSlot + 2] as number;
+    const missingBin = (offsets[f + 1] as number) - 1;
+    const valueBins = missingBin - first;
+    const missGrad = sums[missingBin * 2] as number;
+    const missHess = sums[missingBin * 2 + 1] as number;
+    const missCount = counts[missingBin] as number;
     const featureCuts = cuts[f] as Float32Array;
     const above = upper[f] as number;
     let gl = 0;
     let hl = 0;
     let cl = 0;
     for (let b = 0; b < valueBins; b++) {
-      const slot = (first + b) * SLOTS;
-      const binCount = hist[slot + 2] as number;
+      const binCount = counts[first + b] as number;
       if (binCount === 0) continue;
-      gl += hist[slot] as number;
-      hl += hist[slot + 1] as number;
+      gl += sums[(first + b) * 2] as number;
+      hl += sums[(first + b) * 2 + 1] as number;
       cl += binCount;
       const last = b === valueBins - 1;
       // After the last value bin only "every value left, missing right" is a split.

@@ -1,13 +1,14 @@
 import { discounts } from './ndcg.js';
-import { rankGroup } from './rank-order.js';
+import { rerankGroup } from './rank-order.js';
+import { sigmoid } from './sigmoid-table.js';
 
 /** What one pass of {@link LambdaObjective.gradients} measured at the current scores. */
 export interface ObjectiveStats {
   /** Mean NDCG@k over the groups with a positive label. */
   ndcg: number;
-  /** This pass's objective (weights from the current ranking), mean per group. */
+  /** This pass's objective (weights from the current ranking), mean per group; NaN unless measured. */
   loss: number;
-  /** The previous pass's objective (its weights, its pairs) at the current scores; NaN on the first pass. */
+  /** The previous pass's objective (its weights) at the current scores; NaN on the first pass or unless measured. */
   previousLoss: number;
 }
 
@@ -36,7 +37,8 @@ export class LambdaObjective {
   private readonly discount: Float64Array;
   private readonly position: Int32Array;
   private readonly previousPosition: Int32Array;
-  private readonly order: Uint32Array;
+  /** Every group's rows in the order of the last ranking: the next one starts from it. */
+  private readonly ranked: Uint32Array;
   private passes = 0;
   /** Groups with a positive label: the ones that count. */
   readonly scoredGroups: number;
@@ -62,7 +64,7 @@ export class LambdaObjective {
     this.inverseIdealAtK = new Float64Array(groups.length);
     this.position = new Int32Array(rows);
     this.previousPosition = new Int32Array(rows);
-    this.order = new Uint32Array(largest);
+    this.ranked = Uint32Array.from({ length: rows }, (_, r) => r);
     let scored = 0;
     for (let g = 0; g < groups.length; g++) {
       const start = this.starts[g] as number;
@@ -92,12 +94,14 @@ export class LambdaObjective {
   }
 
   /**
-   * Fills `grad` and `hess` for the current `scores`, and measures NDCG, this pass's objective
-   * and the previous pass's objective at these scores (how much the last tree lowered its own).
+   * Fills `grad` and `hess` for the current `scores` and measures NDCG; `withLoss` also measures
+   * this pass's objective and the previous pass's at these scores (how much the last tree lowered
+   * its own), at the cost of an exact logarithm per pair.
    */
-  gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array): ObjectiveStats {
-    const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, order, k } = this;
-    const hasPrevious = this.passes > 0;
+  gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array, withLoss: boolean): ObjectiveStats {
+    const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, ranked, k } =
+      this;
+    const hasPrevious = withLoss && this.passes > 0;
     let ndcgSum = 0;
     let loss = 0;
     let previousLoss = 0;
@@ -108,10 +112,10 @@ export class LambdaObjective {
       if (inverseIdeal === 0) continue;
       const start = this.starts[g] as number;
       const count = groups[g] as number;
-      rankGroup(scores, labels, start, count, order);
+      rerankGroup(scores, labels, ranked, start, count);
       let dcg = 0;
       for (let i = 0; i < count; i++) {
-        const row = order[i] as number;
+        const row = ranked[start + i] as number;
         position[row] = i;
         if (i < k) dcg += (gain[row] as number) * (discount[i] as number);
       }
@@ -127,9 +131,7 @@ export class LambdaObjective {
         for (let b = lowerFrom[start + a] as number; b < count; b++) {
           const j = byLabel[start + b] as number;
           const d = si - (scores[j] as number);
-          const e = Math.exp(-Math.abs(d));
-          const p = d >= 0 ? 1 / (1 + e) : e / (1 + e);
-          const pairLoss = (d >= 0 ? 0 : -d) + Math.log1p(e);
+          const p = sigmoid(d);
           const gainGap = (gi - (gain[j] as number)) * inverseIdeal;
           const w = gainGap * Math.abs(di - (discount[position[j] as number] as number));
           const gw = (p - 1) * w;
@@ -138,10 +140,14 @@ export class LambdaObjective {
           hessI += hw;
           grad[j] = (grad[j] as number) - gw;
           hess[j] = (hess[j] as number) + hw;
-          loss += w * pairLoss;
-          if (hasPrevious) {
-            previousLoss +=
-              gainGap * Math.abs(pdi - (discount[previousPosition[j] as number] as number)) * pairLoss;
+          if (withLoss) {
+            // log(1 + e^−d), exactly: the loss is compared tree to tree, so no table here.
+            const pairLoss = (d >= 0 ? 0 : -d) + Math.log1p(Math.exp(-Math.abs(d)));
+            loss += w * pairLoss;
+            if (hasPrevious) {
+              const previousGap = Math.abs(pdi - (discount[previousPosition[j] as number] as number));
+              previousLoss += gainGap * previousGap * pairLoss;
+            }
           }
         }
         grad[i] = (grad[i] as number) + gradI;
@@ -153,7 +159,7 @@ export class LambdaObjective {
     const groupsScored = this.scoredGroups || 1;
     return {
       ndcg: this.scoredGroups === 0 ? Number.NaN : ndcgSum / groupsScored,
-      loss: loss / groupsScored,
+      loss: withLoss ? loss / groupsScored : Number.NaN,
       previousLoss: hasPrevious ? previousLoss / groupsScored : Number.NaN,
     };
   }

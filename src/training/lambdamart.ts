@@ -117,7 +117,7 @@ export function trainLambdaMart(
     pending = undefined;
   };
   for (let t = 0; t < resolved.trees; t++) {
-    const stats = objective.gradients(scores, grad, hess);
+    const stats = objective.gradients(scores, grad, hess, resolved.reportLoss);
     settle(stats.ndcg, stats.previousLoss);
     const activeCount = drawFeatures(width, resolved.featureFraction, random, active);
     const tree = grower.grow(grad, hess, active, activeCount, scores);
@@ -130,18 +130,18 @@ export function trainLambdaMart(
       validNdcg = ndcgAt(validScores, validation.labels, validation.groups, k);
     }
     pending = { tree: t + 1, lossBefore: stats.loss, ...(validNdcg === undefined ? {} : { validNdcg }) };
-    if (validNdcg !== undefined) {
+    if (validNdcg !== undefined && resolved.earlyStoppingRounds > 0) {
       if (validNdcg > bestNdcg) {
         bestNdcg = validNdcg;
         best = t;
-      } else if (resolved.earlyStoppingRounds > 0 && t - best >= resolved.earlyStoppingRounds) {
+      } else if (t - best >= resolved.earlyStoppingRounds) {
         break;
       }
     } else {
       best = t;
     }
   }
-  const last = objective.gradients(scores, grad, hess);
+  const last = objective.gradients(scores, grad, hess, resolved.reportLoss);
   settle(last.ndcg, last.previousLoss);
   return new TrainedModel(train.features, trees.slice(0, best + 1), BASE_SCORE, history, best, resolved);
 }

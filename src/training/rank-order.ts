@@ -41,3 +41,39 @@ export function rankGroup(
   for (let i = 0; i < count; i++) part[i] = start + i;
   part.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
+
+/**
+ * Re-ranks `ranked[start .. start + count)` (row indices of one group, in the order of an earlier
+ * ranking) in place, in {@link rankGroup}'s order. Scores move little from one tree to the next, so
+ * insertion sort from the last ranking does about one comparison per row.
+ */
+export function rerankGroup(
+  scores: ArrayLike<number>,
+  labels: ArrayLike<number>,
+  ranked: Uint32Array,
+  start: number,
+  count: number,
+): void {
+  const end = start + count;
+  for (let i = start + 1; i < end; i++) {
+    const row = ranked[i] as number;
+    const s = rankable(scores[row] as number);
+    const label = labels[row] as number;
+    let j = i - 1;
+    while (j >= start) {
+      const other = ranked[j] as number;
+      const so = rankable(scores[other] as number);
+      // Does `row` go before `other`? Higher score, then lower label, then earlier row.
+      if (
+        s > so ||
+        (s === so && (label < (labels[other] as number) || (label === labels[other] && row < other)))
+      ) {
+        ranked[j + 1] = other;
+        j--;
+      } else {
+        break;
+      }
+    }
+    ranked[j + 1] = row;
+  }
+}

@@ -16,7 +16,8 @@ export interface TreeHistory {
    * was added: Σ over pairs (higher label i, lower label j) of |ΔNDCG_ij| · log(1 + e^−(s_i − s_j)),
    * with |ΔNDCG| taken from the ranking before the tree, averaged over the query groups. The
    * weights follow the ranking, so this is a different function for each tree: what a tree
-   * must not do is make its own worse (`lossAfter ≤ lossBefore`).
+   * must not do is make its own worse (`lossAfter ≤ lossBefore`). NaN unless the option
+   * `reportLoss` is on.
    */
   readonly lossBefore: number;
   readonly lossAfter: number;
@@ -45,7 +46,10 @@ export class TrainedModel {
     readonly baseScore: number,
     /** One entry per tree grown, kept or not (trees after `bestIteration` were dropped). */
     readonly history: readonly TreeHistory[],
-    /** The 0-based index of the last tree kept: the best on validation NDCG, else the last grown. */
+    /**
+     * The 0-based index of the last tree kept: the best on validation NDCG with early stopping,
+     * else (no validation set, or `earlyStoppingRounds` 0) the last tree grown.
+     */
     readonly bestIteration: number,
     /** The options it was trained with, defaults filled in. */
     readonly options: ResolvedTrainOptions,

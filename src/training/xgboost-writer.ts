@@ -96,12 +96,17 @@ function floatText(value: number): string {
 /** The text of a document from {@link xgboostDocument}, every float written as a float. */
 export function xgboostJsonText(document: unknown): string {
   const floats: string[] = [];
-  const json = JSON.stringify(document, (_key, value: unknown) => {
-    if (value instanceof FloatList) {
-      floats.push(`[${Array.from(value.values, floatText).join(',')}]`);
-      return `@@float-list-${floats.length - 1}@@`;
-    }
-    return value;
-  });
+  // `toJSON` runs before a replacer sees the value: look at the holder's own entry instead.
+  const json = JSON.stringify(
+    document,
+    function (this: Record<string, unknown>, key: string, value: unknown) {
+      const original = this[key];
+      if (original instanceof FloatList) {
+        floats.push(`[${Array.from(original.values, floatText).join(',')}]`);
+        return `@@float-list-${floats.length - 1}@@`;
+      }
+      return value;
+    },
+  );
   return json.replace(/"@@float-list-(\d+)@@"/g, (_match, i: string) => floats[Number(i)] as string);
 }
