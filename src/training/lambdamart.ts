@@ -10,7 +10,22 @@ import { treeLeafValue } from './trained-tree.js';
 import { TrainingInputError } from './training-error.js';
 import { TreeGrower } from './tree-grower.js';
 
-/** Where training is, after each tree (its NDCG@ndcgAt on each set). */
+/** Where training is, after each tree (its NDCG@ndcgAt on each set).  *
+ * @example
+ * ```ts
+ * import { datasetFromRows, splitByGroups, trainLambdaMart, type TrainProgress } from 'rankd';
+ *
+ * const rows = Array.from({ length: 200 }, (_, i) => ({
+ *   group: Math.floor(i / 10),
+ *   label: i % 3,
+ *   values: { price: (i * 7) % 13, rating: i % 3 },
+ * }));
+ * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * const { train, validation } = splitByGroups(dataset, 0.2);
+ * const report = (p: TrainProgress) => console.log(`tree ${p.tree}/${p.trees}`, p.validNdcg);
+ * trainLambdaMart(train, { trees: 20 }, validation, report);
+ * ```
+ */
 export interface TrainProgress {
   /** Trees grown so far. */
   tree: number;
@@ -60,9 +75,19 @@ function sameFeatures(train: RankingDataset, validation: RankingDataset): void {
  *
  * @example
  * ```ts
- * const { train, validation } = splitByGroups(dataset, 0.2);
- * const model = trainLambdaMart(train, { trees: 300 }, validation, (p) => bar.update(p.tree));
- * await writeFile('models/ranker.json', model.toXGBoostJsonText());
+ * import { writeFile } from 'node:fs/promises';
+ * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd';
+ *
+ * // Rows of query groups: a label (higher is better) and the features' values.
+ * const rows = Array.from({ length: 400 }, (_, i) => ({
+ *   group: Math.floor(i / 10),
+ *   label: i % 3,
+ *   values: { price: (i * 7) % 13, rating: (i % 3) + Math.random() },
+ * }));
+ * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * const { train, validation } = splitByGroups(dataset, 0.2); // the latest 20% of groups
+ * const model = trainLambdaMart(train, { trees: 50 }, validation, (p) => console.log(p.tree, p.validNdcg));
+ * await writeFile('ranker.json', model.toXGBoostJsonText()); // loads in gbdtModel and in XGBoost
  * ```
  */
 export function trainLambdaMart(

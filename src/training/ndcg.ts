@@ -54,7 +54,12 @@ export function ndcgByGroup(
  *
  * @example
  * ```ts
- * ndcgAt(model.predict(valid.values, valid.rows), valid.labels, valid.groups, 10)
+ * import { ndcgAt } from 'rankd';
+ *
+ * // Two groups of three rows; the scores order the first perfectly and the second backwards.
+ * const scores = [3, 2, 1, 1, 2, 3];
+ * const labels = [2, 1, 0, 2, 1, 0];
+ * console.log(ndcgAt(scores, labels, [3, 3], 10)); // the mean of 1 and the second group's NDCG
  * ```
  */
 export function ndcgAt(

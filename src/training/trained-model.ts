@@ -3,7 +3,23 @@ import { type TrainedTree, treeLeafValue } from './trained-tree.js';
 import { TrainingInputError } from './training-error.js';
 import { xgboostDocument, xgboostJsonText } from './xgboost-writer.js';
 
-/** What training measured after one tree. */
+/** What training measured after one tree.  *
+ * @example
+ * ```ts
+ * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd';
+ *
+ * const rows = Array.from({ length: 200 }, (_, i) => ({
+ *   group: Math.floor(i / 10),
+ *   label: i % 3,
+ *   values: { price: (i * 7) % 13, rating: i % 3 },
+ * }));
+ * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * const { train, validation } = splitByGroups(dataset, 0.2);
+ * // Validation NDCG after each tree: where it stopped improving.
+ * const model = trainLambdaMart(train, { trees: 20 }, validation);
+ * console.log(model.history.map((h) => h.validNdcg));
+ * ```
+ */
 export interface TreeHistory {
   /** Trees in the model at this point (1 for the first tree). */
   readonly tree: number;
@@ -23,7 +39,22 @@ export interface TreeHistory {
   readonly lossAfter: number;
 }
 
-/** How much a feature's splits reduced the training objective. */
+/** How much a feature's splits reduced the training objective.  *
+ * @example
+ * ```ts
+ * import { datasetFromRows, trainLambdaMart } from 'rankd';
+ *
+ * const rows = Array.from({ length: 200 }, (_, i) => ({
+ *   group: Math.floor(i / 10),
+ *   label: i % 3,
+ *   values: { price: (i * 7) % 13, rating: i % 3 },
+ * }));
+ * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * // Features by total gain, the most useful first.
+ * const importance = trainLambdaMart(dataset, { trees: 20 }).featureImportance();
+ * console.log(importance.map((f) => `${f.feature}: ${f.gain.toFixed(1)}`));
+ * ```
+ */
 export interface FeatureImportance {
   readonly feature: string;
   /** Total loss reduction of the feature's splits (XGBoost's `total_gain`). */
@@ -35,6 +66,23 @@ export interface FeatureImportance {
 /**
  * A trained LambdaMART model: its trees, what training measured, and the XGBoost JSON file that
  * rankd's `gbdtModel` (and XGBoost) load to give the same scores as {@link predict}.
+ *
+ * @example
+ * ```ts
+ * import { writeFile } from 'node:fs/promises';
+ * import { datasetFromRows, trainLambdaMart } from 'rankd';
+ *
+ * const rows = Array.from({ length: 200 }, (_, i) => ({
+ *   group: Math.floor(i / 10),
+ *   label: i % 3,
+ *   values: { price: (i * 7) % 13, rating: i % 3 },
+ * }));
+ * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * const model = trainLambdaMart(dataset, { trees: 20 });
+ * const scores = model.predict(dataset.values, dataset.rows); // one score per row
+ * console.log(scores[0], model.bestIteration);
+ * await writeFile('ranker.json', model.toXGBoostJsonText()); // for gbdtModel, or XGBoost
+ * ```
  */
 export class TrainedModel {
   constructor(
