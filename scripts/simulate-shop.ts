@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { seededRandom } from '../src/training/random.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const TEMPLATE = join(REPO, 'template');
@@ -75,18 +76,6 @@ function readJsonl(path: string): Row[] {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Row);
-}
-
-/** A seeded random number generator (mulberry32): the same run for the same seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
@@ -192,7 +181,7 @@ function ndcgOf(page: Product[], request: SimRequest): number {
 /** Runs the loop; see the module's comment. */
 export async function simulateShop(options: SimulationOptions = {}): Promise<SimulationResult> {
   const log = options.log ?? (() => undefined);
-  const rand = random(options.seed ?? 7);
+  const rand = seededRandom(options.seed ?? 7);
   const products = catalogue();
   const byId = new Map(products.map((p) => [p.id, p]));
   const project = mkdtempSync(join(tmpdir(), 'rankd-shop-'));
@@ -240,7 +229,7 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
     const loggedUntil = new Date().toISOString();
     const fresh = requestsOf(products, options.fresh ?? 1000, 'fresh', rand);
     const measure = async (): Promise<ModelFigures> => {
-      const clicks = random(99);
+      const clicks = seededRandom(99);
       let ndcg = 0;
       let clicked = 0;
       for (const request of fresh) {

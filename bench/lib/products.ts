@@ -1,3 +1,5 @@
+import { seededRandom } from '../../src/training/random.js';
+
 /** A product as the benchmarks upload it: the fields a shop's index typically holds. */
 export interface BenchProduct {
   product_id: string;
@@ -26,19 +28,10 @@ const ADJECTIVES = ['light', 'sturdy', 'compact', 'classic', 'premium', 'quiet',
 const NOUNS = ['design', 'finish', 'grip', 'battery', 'frame', 'fabric', 'sound', 'fit', 'handle', 'lens'];
 
 /**
- * A small fast PRNG (mulberry32). Seeded per product so that product `i` is the same in every run
+ * A small fast PRNG (mulberry32), seeded per product so that product `i` is the same in every run
  * and can be regenerated alone, without generating the ones before it.
  */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random = seededRandom;
 
 function pick<T>(items: readonly T[], next: () => number): T {
   return items[Math.floor(next() * items.length)] as T;

@@ -7,10 +7,10 @@ import { eventRedisOf } from '../events/create-sink.js';
 import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
 import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
 import { parseLabelGrades } from '../events/export/label-grades.js';
-import { parseDuration, parseTime } from '../events/export/time-range.js';
 import { RedisKeys } from '../redis/keys.js';
 import { CliError, type Log } from './cli-error.js';
 import { formatCount, Progress, type ProgressStream } from './load/progress.js';
+import { timeRangeOptions } from './time-range-options.js';
 
 /** `rankd events export`'s options, as commander parses them. */
 export interface ExportCommandOptions {
@@ -37,16 +37,6 @@ export interface ExportOutput {
   progress?: ProgressStream;
 }
 
-function timeOption(name: string, text: string, now: number): number {
-  const ms = parseTime(text, now);
-  if (ms === undefined)
-    throw new CliError(
-      `--${name} ${JSON.stringify(text)}: expected an ISO date, ms since the epoch, or a duration such as 24h`,
-      ErrorCode.CLI_USAGE,
-    );
-  return ms;
-}
-
 /** The grades of `--grades` (or `EVENTS_LABEL_GRADES`), or a usage error naming the form expected. */
 export function gradesOption(text: string): Record<string, number> {
   const grades = parseLabelGrades(text);
@@ -69,14 +59,7 @@ export async function runEventsExport(
   cwd = process.cwd(),
 ): Promise<ExportReport> {
   const now = Date.now();
-  const sinceMs = timeOption('since', options.since, now);
-  const untilMs = options.until === undefined ? now : timeOption('until', options.until, now);
-  const windowMs = parseDuration(options.window);
-  if (windowMs === undefined)
-    throw new CliError(
-      `--window ${JSON.stringify(options.window)}: expected a duration such as 1h`,
-      ErrorCode.CLI_USAGE,
-    );
+  const { sinceMs, untilMs, windowMs } = timeRangeOptions(options, now);
   if (untilMs < sinceMs)
     throw new CliError('--until is before --since: nothing to export', ErrorCode.CLI_USAGE);
   const format = options.format ?? (options.out.endsWith('.csv') ? 'csv' : 'jsonl');

@@ -9,13 +9,13 @@ import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
 import { eventRedisOf } from '../events/create-sink.js';
 import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
-import { parseDuration, parseTime } from '../events/export/time-range.js';
 import { TrainingJoin, type TrainingRow } from '../events/export/training-join.js';
 import { RedisKeys } from '../redis/keys.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { gradesOption } from './events-export.js';
 import { loadApp, resolveAppPath } from './load-app.js';
+import { timeRangeOptions } from './time-range-options.js';
 
 /** `rankd train`'s options, as commander parses them. */
 export interface TrainCommandOptions {
@@ -109,16 +109,6 @@ function relabel(rows: TrainingRow[], grades: string | undefined): TrainingRow[]
   }));
 }
 
-function timeOption(name: string, text: string, now: number): number {
-  const ms = parseTime(text, now);
-  if (ms === undefined)
-    throw new CliError(
-      `--${name} ${JSON.stringify(text)}: expected an ISO date, ms since the epoch, or a duration such as 7d`,
-      ErrorCode.CLI_USAGE,
-    );
-  return ms;
-}
-
 /** The rows of the event stream (or an event file) joined as `rankd events export` joins them. */
 async function joinedRows(
   options: TrainCommandOptions,
@@ -127,14 +117,7 @@ async function joinedRows(
   if (options.since === undefined)
     throw new CliError('give --since (the event stream) or --from (an exported file)', ErrorCode.CLI_USAGE);
   const now = Date.now();
-  const sinceMs = timeOption('since', options.since, now);
-  const untilMs = options.until === undefined ? now : timeOption('until', options.until, now);
-  const windowMs = parseDuration(options.window);
-  if (windowMs === undefined)
-    throw new CliError(
-      `--window ${JSON.stringify(options.window)}: expected a duration such as 1h`,
-      ErrorCode.CLI_USAGE,
-    );
+  const { sinceMs, untilMs, windowMs } = timeRangeOptions({ ...options, since: options.since }, now);
   const config = loadConfig(readEnvFiles(cwd));
   const grades = gradesOption(options.grades ?? config.EVENTS_LABEL_GRADES);
   const readUntil = Math.min(untilMs + windowMs, now);
