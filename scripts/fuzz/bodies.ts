@@ -138,17 +138,22 @@ const rankingBody: fc.Arbitrary<Json> = fc.record(
     user: fc.record({ user_id: id }),
     in_stock_only: mostly(fc.boolean(), hostileValue),
     explain: mostly(fc.boolean(), hostileValue),
-    // The template's step and model names, names it lacks, and keys every object inherits.
+    // Mostly the template's own step and model names (so most ranking requests still rank), now
+    // and then names it lacks and keys every object inherits.
     overrides: fc.record(
       {
-        variants: fc.dictionary(
-          fc.oneof(fc.constantFrom('constructor', 'toString'), fc.string()),
-          fc.string(),
+        variants: mostly(
+          fc.constant({}),
+          fc.dictionary(fc.oneof(fc.constantFrom('constructor', 'toString'), fc.string()), fc.string()),
         ),
         skip_business_logic: fc.array(
-          fc.oneof(fc.constantFrom('InStockOnly', 'SoldOutDemotion', 'FeaturedBrand'), fc.string()),
+          mostly(fc.constantFrom('InStockOnly', 'SoldOutDemotion', 'FeaturedBrand'), fc.string()),
+          { maxLength: 3 },
         ),
-        model: fc.oneof(fc.constantFrom('RankingModel', 'constructor'), fc.string()),
+        model: mostly(
+          fc.constant('Ranker'),
+          fc.oneof(fc.constantFrom('RankingModel', 'constructor'), fc.string()),
+        ),
       },
       { requiredKeys: [] },
     ),
