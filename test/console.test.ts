@@ -93,6 +93,13 @@ async function consoleWith(request: unknown, at = base): Promise<Page> {
   return page;
 }
 
+/** The candidate ids of the ranked page the console shows, in order. */
+function shownIds(page: Page): Promise<Array<string | null>> {
+  return page
+    .locator('tr.candidate')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
+}
+
 test('the console is served by rankd, with assets from the server only', async () => {
   const response = await fetch(`${base}/console`);
   assert.equal(response.status, 200);
@@ -128,11 +135,8 @@ test('runs a ranking and shows the first candidate’s explanation', async () =>
   const page = await consoleWith(REQUEST);
   await page.click('button[name=run]');
   await page.locator('tr.candidate').first().waitFor();
-  const ids = await page
-    .locator('tr.candidate')
-    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
   assert.deepEqual(
-    ids,
+    await shownIds(page),
     expected.ranked_candidates.map((c) => c.candidate_id),
   );
   await page.locator('tr.candidate').first().click();
@@ -181,11 +185,8 @@ test('writes the request in the form, with candidates picked from the index', as
   await page.click('text=Form');
   await page.click('button[name=run]');
   await page.locator('tr.candidate').first().waitFor();
-  const ids = await page
-    .locator('tr.candidate')
-    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-candidate')));
   assert.deepEqual(
-    ids,
+    await shownIds(page),
     expected.ranked_candidates.map((c) => c.candidate_id),
   );
   await browser.screenshot(page, 'rank-form');

@@ -3,13 +3,11 @@ import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
-import { eventRedisOf } from '../events/create-sink.js';
-import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
 import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
 import { parseLabelGrades } from '../events/export/label-grades.js';
-import { RedisKeys } from '../redis/keys.js';
 import { CliError, type Log } from './cli-error.js';
 import { formatCount, Progress, type ProgressStream } from './load/progress.js';
+import { openEventSource } from './open-event-source.js';
 import { timeRangeOptions } from './time-range-options.js';
 
 /** `rankd events export`'s options, as commander parses them. */
@@ -72,23 +70,14 @@ export async function runEventsExport(
     unreadable += 1;
   };
 
-  let source: AsyncIterable<TimedEvent>;
-  let close = async () => {};
-  if (options.input !== undefined) {
-    source = fileEvents(resolve(cwd, options.input), sinceMs, readUntil, { onUnreadable });
-  } else {
-    const redis = eventRedisOf(config);
-    close = () => redis.close();
-    if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
-      await close();
-      throw new CliError(
-        `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,
-        ErrorCode.REDIS_UNAVAILABLE,
-      );
-    }
-    const key = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION).events();
-    source = streamEvents(redis, key, sinceMs, readUntil, { onUnreadable });
-  }
+  const { source, close } = await openEventSource(
+    config,
+    cwd,
+    options.input,
+    sinceMs,
+    readUntil,
+    onUnreadable,
+  );
 
   const toStdout = options.out === '-';
   const out = toStdout ? (output.stdout ?? process.stdout) : createWriteStream(resolve(cwd, options.out));

@@ -7,14 +7,12 @@ import type { TrainRankerResult } from '../app/train-ranker.js';
 import { TrainingDataError } from '../app/training-data.js';
 import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
-import { eventRedisOf } from '../events/create-sink.js';
-import { fileEvents, streamEvents, type TimedEvent } from '../events/export/event-sources.js';
 import { TrainingJoin, type TrainingRow } from '../events/export/training-join.js';
-import { RedisKeys } from '../redis/keys.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { gradesOption } from './events-export.js';
 import { loadApp, resolveAppPath } from './load-app.js';
+import { openEventSource } from './open-event-source.js';
 import { timeRangeOptions } from './time-range-options.js';
 
 /** `rankd train`'s options, as commander parses them. */
@@ -121,30 +119,8 @@ async function joinedRows(
   const config = loadConfig(readEnvFiles(cwd));
   const grades = gradesOption(options.grades ?? config.EVENTS_LABEL_GRADES);
   const readUntil = Math.min(untilMs + windowMs, now);
-  let source: AsyncIterable<TimedEvent>;
-  let close = async () => {};
-  let what: string;
-  if (options.input !== undefined) {
-    source = fileEvents(resolve(cwd, options.input), sinceMs, readUntil);
-    what = options.input;
-  } else {
-    const redis = eventRedisOf(config);
-    close = () => redis.close();
-    if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
-      await close();
-      throw new CliError(
-        `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,
-        ErrorCode.REDIS_UNAVAILABLE,
-      );
-    }
-    source = streamEvents(
-      redis,
-      new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION).events(),
-      sinceMs,
-      readUntil,
-    );
-    what = `the event stream since ${new Date(sinceMs).toISOString()}`;
-  }
+  const { source, close } = await openEventSource(config, cwd, options.input, sinceMs, readUntil);
+  const what = options.input ?? `the event stream since ${new Date(sinceMs).toISOString()}`;
   try {
     const join = new TrainingJoin({ sinceMs, untilMs, windowMs, grades });
     const rows: TrainingRow[] = [];
