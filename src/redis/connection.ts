@@ -401,6 +401,33 @@ export class RedisConnection {
     );
   }
 
+  /**
+   * Up to `limit` keys matching `pattern`: what at most `steps` SCAN steps of about `count` keys
+   * each find on each node (every master of a cluster), each step within the deadline. A sample,
+   * not a listing: its cost does not grow with the keyspace.
+   */
+  async sampleKeys(pattern: string, limit: number, count = 100, steps = 10): Promise<string[]> {
+    return this.#run(
+      async () => {
+        const found: string[] = [];
+        await this.#transport.forEachNode(async (send) => {
+          let cursor = '0';
+          for (let step = 0; step < steps && found.length < limit; step++) {
+            const [next, batch] = (await this.#deadlines.within(
+              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)]),
+            )) as [unknown, unknown[]];
+            for (const key of batch.slice(0, limit - found.length)) found.push(String(key));
+            cursor = String(next);
+            if (cursor === '0') break;
+          }
+        });
+        return found;
+      },
+      'scan',
+      false,
+    );
+  }
+
   /** Closes the connection; pending commands finish first. */
   async close(): Promise<void> {
     await this.#transport.close();
