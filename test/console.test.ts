@@ -582,9 +582,9 @@ test('Live draws requests per second and p50/p99 per stage as time-series charts
   await page.goto(`${base}/console`);
   await page.click('button[name=tab-Live]');
   const rates = page.locator('figure.chart[data-chart=rates]');
-  // Traffic between reads, until the charts hold three points: each read adds one.
-  for (let points = 0; points < 3; ) {
-    await shop.post('/api/v1/ranking', REQUEST);
+  // Traffic between reads, until the charts hold five points: each read adds one.
+  for (let points = 0; points < 5; ) {
+    await Promise.all(Array.from({ length: 1 + points }, () => shop.post('/api/v1/ranking', REQUEST)));
     await page.locator(`figure.chart[data-chart=rates]:not([data-points="${points}"])`).waitFor();
     points = Number(await rates.getAttribute('data-points'));
   }

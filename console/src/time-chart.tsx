@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-/** How much time a chart spans, in seconds: its newest point at the right edge. */
+/** The longest time a chart spans, in seconds: its newest point at the right edge. */
 const SPAN_S = 120;
 
 /** One line per series, told apart by colour (the style sheet's palette). */
@@ -50,8 +50,13 @@ export function TimeChart({ name, title, series, times, values, unit }: Props) {
             value: (_: uPlot, v: number | null) => (v === null ? '—' : `${Number(v.toPrecision(3))} ${unit}`),
           })),
         ],
-        // The last two minutes, however few points there are yet.
-        scales: { x: { time: true, range: (_u, _min, max) => [max - SPAN_S, max] } },
+        // From the first point kept (the last two minutes at most) to the newest.
+        scales: {
+          x: {
+            time: true,
+            range: (_u, min, max) => [min === max ? max - 2 : Math.max(min, max - SPAN_S), max],
+          },
+        },
         axes: [{}, { size: 48 }],
         // The series' names only: the table under the charts gives the figures.
         legend: { live: false },
