@@ -377,13 +377,19 @@ test('shows a bad request’s error as the API gave it', async () => {
   await page.close();
 });
 
-test('shows request rates and stage percentiles read from /metrics', async () => {
+/** Ranks once, then reads /metrics: each pipeline stage it times, as `pipeline · stage`. */
+async function stagesAfterARanking(): Promise<string[]> {
   await shop.post('/api/v1/ranking', REQUEST);
   const metrics = (await shop.server.inject({ url: '/metrics' })).body;
   const stages = [
     ...metrics.matchAll(/rankd_pipeline_stage_duration_seconds_count\{pipeline="([^"]+)",stage="([^"]+)"\}/g),
   ].map((m) => `${m[1]} · ${m[2]}`);
   assert.ok(stages.length > 0, metrics);
+  return stages;
+}
+
+test('shows request rates and stage percentiles read from /metrics', async () => {
+  const stages = await stagesAfterARanking();
   const page = await browser.page();
   await page.goto(`${base}/console`);
   await page.click('button[name=tab-Live]');
@@ -573,11 +579,7 @@ test('the explanation says when the model’s fallback scored (the template’s 
 });
 
 test('Live draws requests per second and p50/p99 per stage as time-series charts', async () => {
-  await shop.post('/api/v1/ranking', REQUEST);
-  const metrics = (await shop.server.inject({ url: '/metrics' })).body;
-  const stages = [
-    ...metrics.matchAll(/rankd_pipeline_stage_duration_seconds_count\{pipeline="([^"]+)",stage="([^"]+)"\}/g),
-  ].map((m) => `${m[1]} · ${m[2]}`);
+  const stages = await stagesAfterARanking();
   const page = await browser.page();
   await page.goto(`${base}/console`);
   await page.click('button[name=tab-Live]');
