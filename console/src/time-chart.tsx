@@ -23,8 +23,9 @@ interface Props {
 }
 
 /**
- * A small time-series chart (uPlot: canvas, no inline script or style attribute, so it runs
- * under the console's strict Content-Security-Policy). Made once per set of series; new points
+ * A small time-series chart. uPlot: maintained, no dependencies, about 50 kB bundled (Chart.js is
+ * several times that), drawn on a canvas with no inline script or style attribute, so it runs
+ * under the console's strict Content-Security-Policy. Made once per set of series; new points
  * only redraw it.
  */
 export function TimeChart({ name, title, series, times, values, unit }: Props) {
