@@ -401,6 +401,35 @@ export class RedisConnection {
     );
   }
 
+  /**
+   * Up to `limit` keys matching `pattern`: what at most 10 SCAN steps find on each node (every
+   * master of a cluster), each step within the deadline. A sample, not a listing: its cost does
+   * not grow with the keyspace. The first step reads about 100 keys (enough when most keys match),
+   * each next one four times as many up to 2000 (a pattern few keys match is still found).
+   */
+  async sampleKeys(pattern: string, limit: number): Promise<string[]> {
+    return this.#run(
+      async () => {
+        const found: string[] = [];
+        await this.#transport.forEachNode(async (send) => {
+          let cursor = '0';
+          for (let step = 0, count = 100; step < 10 && found.length < limit; step++) {
+            const [next, batch] = (await this.#deadlines.within(
+              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)]),
+            )) as [unknown, unknown[]];
+            for (const key of batch.slice(0, limit - found.length)) found.push(String(key));
+            cursor = String(next);
+            if (cursor === '0') break;
+            count = Math.min(count * 4, 2000);
+          }
+        });
+        return found;
+      },
+      'scan',
+      false,
+    );
+  }
+
   /** Closes the connection; pending commands finish first. */
   async close(): Promise<void> {
     await this.#transport.close();
