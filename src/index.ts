@@ -73,6 +73,13 @@ export {
 export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
 export { getExperimentVariant } from './experiments/get-variant.js';
 export {
+  defineInterleaving,
+  type InterleavingExperiment,
+  type InterleavingOptions,
+  type InterleavingRanker,
+} from './experiments/define-interleaving.js';
+export type { InterleavingTeam } from './experiments/team-draft.js';
+export {
   defineFeatureView,
   type FeatureView,
   type FeatureViewOptions,
@@ -112,6 +119,7 @@ export {
   defineRankingPipeline,
   type RankingPipelineOptions,
 } from './pipeline/ranking-pipeline.js';
+export type { ShadowOptions } from './pipeline/shadow-run.js';
 export {
   defineSingleEntityPipeline,
   type SingleEntityPipelineOptions,

@@ -3,6 +3,7 @@ import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
 import { registerClientCommand } from './client-command.js';
 import { registerEventsCommands } from './events-command.js';
+import { registerExperimentCommands } from './experiment-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerLoadCommands } from './load-command.js';
 import { registerLoadSampleCommand } from './load-sample-command.js';
@@ -28,6 +29,7 @@ export function createProgram(
   registerLoadCommands(program, { log, warn });
   registerEventsCommands(program, { log, warn });
   registerTrainCommand(program, { log, warn });
+  registerExperimentCommands(program, { log, warn });
   registerClientCommand(program, log);
   return program;
 }
