@@ -70,14 +70,14 @@ export {
   type Variant,
   type VariantParams,
 } from './experiments/define-experiment.js';
-export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
-export { getExperimentVariant } from './experiments/get-variant.js';
 export {
   defineInterleaving,
   type InterleavingExperiment,
   type InterleavingOptions,
   type InterleavingRanker,
 } from './experiments/define-interleaving.js';
+export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
+export { getExperimentVariant } from './experiments/get-variant.js';
 export type { InterleavingTeam } from './experiments/team-draft.js';
 export {
   defineFeatureView,

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { VERSION } from '../version.js';
 import { CliError, type Log, oneLine } from './cli-error.js';
 import { registerClientCommand } from './client-command.js';
+import { registerEvaluateCommand } from './evaluate-command.js';
 import { registerEventsCommands } from './events-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
 import { registerInitCommand } from './init-command.js';
@@ -30,6 +31,7 @@ export function createProgram(
   registerEventsCommands(program, { log, warn });
   registerTrainCommand(program, { log, warn });
   registerExperimentCommands(program, { log, warn });
+  registerEvaluateCommand(program, { log, warn });
   registerClientCommand(program, log);
   return program;
 }

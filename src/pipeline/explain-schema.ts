@@ -123,7 +123,8 @@ export const CandidateExplanationSchema = Type.Object(
         },
         {
           title: 'InterleavedCandidate',
-          description: 'On an interleaved page: who placed the item (the model and business logic above are its)',
+          description:
+            'On an interleaved page: who placed the item (the model and business logic above are its)',
         },
       ),
     ),
@@ -185,10 +186,16 @@ export const RequestExplanationSchema = Type.Object(
               version: Type.Union([Type.String(), Type.Null()]),
               variant: Type.Optional(Type.String()),
             }),
-            { description: 'control and challenger: the model that scored, and the variant for a variant ranker' },
+            {
+              description:
+                'control and challenger: the model that scored, and the variant for a variant ranker',
+            },
           ),
         },
-        { title: 'InterleavedPage', description: 'When the page was interleaved: the experiment and its rankers' },
+        {
+          title: 'InterleavedPage',
+          description: 'When the page was interleaved: the experiment and its rankers',
+        },
       ),
     ),
   },
