@@ -49,7 +49,20 @@ export interface InterleavingOptions<E extends EntityType> {
   variants?: { experiment: Experiment; control: string; challenger: string };
 }
 
-/** One ranker of an interleaving experiment: a model, or the pipeline under a variant. */
+/**
+ * One ranker of an interleaving experiment: a model (undefined: the pipeline's), or the pipeline
+ * run under a variant of an experiment.
+ *
+ * @example
+ * ```ts
+ * import { defineInterleaving, type InterleavingRanker } from 'rankd';
+ * import { Ranker } from './pipelines/product-ranking/models.js';
+ *
+ * const duel = defineInterleaving({ id: 'duel', share: 0.1, challenger: Ranker });
+ * const challenger: InterleavingRanker = duel.rankers.challenger;
+ * console.log(challenger.kind === 'model' ? challenger.model?.name : challenger.variant.name);
+ * ```
+ */
 export type InterleavingRanker<E extends EntityType = EntityType> =
   | { readonly kind: 'model'; readonly model: Model<E> | undefined }
   | { readonly kind: 'variant'; readonly experiment: Experiment; readonly variant: Variant };
@@ -146,9 +159,4 @@ export function defineInterleaving<E extends EntityType>(
     ...(options.description === undefined ? {} : { description: options.description }),
   });
   return { ...experiment, rankers };
-}
-
-/** Whether `experiment` was made by {@link defineInterleaving}. */
-export function isInterleaving(experiment: Experiment): experiment is InterleavingExperiment {
-  return (experiment as Partial<InterleavingExperiment>).rankers !== undefined;
 }
