@@ -10,12 +10,13 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { interleavingDecision } from '../src/app/interleaving-decision.js';
 import type { RankdEvent } from '../src/index.js';
 import app from './fixtures/interleaving/app.js';
 import { CLI, killServices, ROOT, startCliService } from './helpers/cli-service.js';
 import { uploadEntities } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
-import { postJson, testServer } from './helpers/server.js';
+import { postJson, testConfig, testServer } from './helpers/server.js';
 
 /** Eight products, price i + 0.5; p01 and p05 sold out; p02 and p04 in one group. */
 const PRODUCTS = Array.from({ length: 8 }, (_, i) => ({
@@ -339,6 +340,15 @@ describe('click crediting and the report', () => {
         { impressions: result.impressions, wins: result.wins, losses: result.losses, ties: result.ties },
         expectedCounts(pages),
       );
+      // What promotion by interleaving will call: the same report, from the stream, in this process.
+      const decided = await interleavingDecision(testConfig(own, { PROJECT_NAME: PROJECT }), {
+        experimentId: 'duel',
+        sinceMs: 0,
+        untilMs: Date.now(),
+        windowMs: 3_600_000,
+      });
+      for (const figure of ['impressions', 'wins', 'losses', 'ties', 'pValue', 'decision'] as const)
+        assert.deepEqual(decided[figure], result[figure], figure);
       second.child.kill('SIGTERM');
       await second.exited;
     } finally {
