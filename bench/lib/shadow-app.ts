@@ -12,7 +12,9 @@ const dir = process.env.BENCH_PKG_DIR ?? '';
 const load = (path: string) => import(pathToFileURL(join(dir, path)).href);
 const { defineApp, defineRankingPipeline, Type, UserEntity } = await load('dist/index.js');
 const { featureViews } = await load('template/feature-store/features.ts');
-const { FeaturedBrand, InStockOnly, SoldOutDemotion } = await load('template/pipelines/product-ranking/business-logic.ts');
+const { FeaturedBrand, InStockOnly, SoldOutDemotion } = await load(
+  'template/pipelines/product-ranking/business-logic.ts',
+);
 const { Ranker, RankingModel } = await load('template/pipelines/product-ranking/models.ts');
 const { ProductFacts, UserAffinity } = await load('template/pipelines/product-ranking/realtime-features.ts');
 const { Product } = await load('template/pipelines/product-ranking/schemas.ts');
