@@ -11,8 +11,8 @@ import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { interleavingDecision } from '../src/app/interleaving-decision.js';
-import type { RankdEvent } from '../src/index.js';
-import app from './fixtures/interleaving/app.js';
+import { defineInterleaving, defineRankingPipeline, type RankdEvent } from '../src/index.js';
+import app, { BoostTest, Cheap, Dear, Product } from './fixtures/interleaving/app.js';
 import { CLI, killServices, ROOT, startCliService } from './helpers/cli-service.js';
 import { uploadEntities } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
@@ -86,6 +86,49 @@ function assertTeamDraft(page: Array<[string, Team]>, control: string[], challen
     placed.add(id);
   }
 }
+
+test('declarations are checked when the app module loads', () => {
+  assert.throws(() => defineInterleaving({ id: 'x', share: 1.5, challenger: Dear }), /share is 1.5/);
+  assert.throws(() => defineInterleaving({ id: 'x', share: 0.5 }), /give a challenger model, or variants/);
+  assert.throws(
+    () =>
+      defineInterleaving({
+        id: 'x',
+        share: 0.5,
+        challenger: Dear,
+        variants: { experiment: BoostTest, control: 'none', challenger: 'strong' },
+      }),
+    /not both/,
+  );
+  assert.throws(
+    () =>
+      defineInterleaving({
+        id: 'x',
+        share: 0.5,
+        variants: { experiment: BoostTest, control: 'none', challenger: 'huge' },
+      }),
+    /huge is not a variant of experiment boost/,
+  );
+  const duel = defineInterleaving({ id: 'x', share: 0.25, challenger: Dear });
+  assert.deepEqual(
+    duel.variants.map((v) => [v.name, v.share]),
+    [
+      ['off', 0.75],
+      ['interleaved', 0.25],
+    ],
+  );
+  assert.equal(duel.unit, 'request');
+  assert.throws(
+    () =>
+      defineRankingPipeline({
+        name: 'S',
+        candidate: Product,
+        model: Cheap,
+        shadow: { model: Dear, share: -1 },
+      }),
+    /the shadow's share is -1/,
+  );
+});
 
 describe('the interleaved page', () => {
   test("every item is placed by one ranker as team draft picks, each ranker's top is in the first two places", async () => {
