@@ -242,17 +242,21 @@ describe('the interleaved page', () => {
   });
 });
 
-/** `rankd experiment report <name> --json` run as a command, on `redisUrl`'s stream of PROJECT. */
-function report(name: string, redisUrl: string, ...args: string[]): Promise<Record<string, unknown>> {
+/** `rankd ...args` run as a command on `redisUrl`'s stream of PROJECT: its standard output. */
+function cli(redisUrl: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
-      [...CLI, 'experiment', 'report', name, '--json', ...args],
+      [...CLI, ...args],
       { cwd: ROOT, env: { ...process.env, REDIS_URL: redisUrl, PROJECT_NAME: PROJECT } },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
     ),
   );
+}
+
+/** `rankd experiment report <name> --json`, parsed. */
+async function report(name: string, redisUrl: string, ...args: string[]): Promise<Record<string, unknown>> {
+  return JSON.parse(await cli(redisUrl, 'experiment', 'report', name, '--json', ...args));
 }
 
 /**
@@ -346,6 +350,29 @@ describe('click crediting and the report', () => {
       assert.equal(result.decision, 'challenger_wins');
       const other = await report('business_duel', own.url);
       assert.equal(other.impressions, 0, 'another experiment has none of these pages');
+      // The export's rows of an interleaved page: the experiment's column names the ranker that placed each item.
+      const rows = (
+        await cli(own.url, 'events', 'export', '--since', '0', '--format', 'jsonl', '--no-progress')
+      )
+        .trim()
+        .split('\n')
+        .map(
+          (line) =>
+            JSON.parse(line) as {
+              request_id: string;
+              entity_id: string;
+              experiments: Record<string, string>;
+            },
+        );
+      assert.equal(rows.length, 35 * 4);
+      for (const row of rows) {
+        const page = pages[Number(row.request_id.slice('credit-'.length))] ?? [];
+        assert.equal(
+          row.experiments.duel,
+          page.find(([id]) => id === row.entity_id)?.[1],
+          JSON.stringify(row),
+        );
+      }
     } finally {
       await served.close();
       await own.stop();
