@@ -70,8 +70,15 @@ export {
   type Variant,
   type VariantParams,
 } from './experiments/define-experiment.js';
+export {
+  defineInterleaving,
+  type InterleavingExperiment,
+  type InterleavingOptions,
+  type InterleavingRanker,
+} from './experiments/define-interleaving.js';
 export { type ExperimentModelOptions, experimentModel } from './experiments/experiment-model.js';
 export { getExperimentVariant } from './experiments/get-variant.js';
+export type { InterleavingTeam } from './experiments/team-draft.js';
 export {
   defineFeatureView,
   type FeatureView,
@@ -112,6 +119,7 @@ export {
   defineRankingPipeline,
   type RankingPipelineOptions,
 } from './pipeline/ranking-pipeline.js';
+export type { ShadowOptions } from './pipeline/shadow-run.js';
 export {
   defineSingleEntityPipeline,
   type SingleEntityPipelineOptions,

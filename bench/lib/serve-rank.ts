@@ -2,7 +2,8 @@
  * Entry point of the server children of `npm run bench -- rank`, speaking serve-child.ts's IPC protocol
  * (`listening` / `failed` to the parent; `cpu` and `stop` from it). `BENCH_RANK_MODE` says which:
  *
- * - `template`: the template app (`<BENCH_PKG_DIR>/template/pipelines/main.ts`) served by the
+ * - `template`: the template app (`<BENCH_PKG_DIR>/template/pipelines/main.ts`, or the module
+ *   `BENCH_RANK_APP` names) served by the
  *   private build's `buildServer`, as `rankd run` serves it. Everything comes from that build's
  *   dist, which is also what the template's `import 'rankd'` resolves to: one copy of rankd.
  * - `floor`: a bare Fastify route at the same path doing the Redis reads the pipeline does (one
@@ -26,7 +27,8 @@ async function serveTemplate(): Promise<ListeningServer> {
     'http/build-server.js',
   );
   const config = await importDist<typeof import('../../src/config/index.js')>(dir, 'config/index.js');
-  const app = await loadApp(join(dir, 'template', 'pipelines', 'main.ts'));
+  // BENCH_RANK_APP: another app module on the same data (bench/lib/shadow-app.ts: the template with a shadow model).
+  const app = await loadApp(process.env.BENCH_RANK_APP ?? join(dir, 'template', 'pipelines', 'main.ts'));
   const server = await buildServer({ config: config.loadConfig(process.env), app });
   if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
   return listenOnLoopback(server);

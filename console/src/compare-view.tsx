@@ -1,6 +1,7 @@
 import { useContext, useState } from 'preact/hooks';
 import { AppMeta, modelsOf } from './app-meta.js';
 import { ErrorBox } from './error-box.js';
+import { InterleavedPage } from './interleaved-page.js';
 import { Move, RankedList } from './ranked-list.js';
 import { type Overrides, runPipeline } from './run.js';
 import { Title, useTitles } from './titles.js';
@@ -78,7 +79,8 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
     <section>
       <p class="hint">
         Each side is the request of the Rank tab unless edited here. Business-logic steps to turn off appear
-        after a first run.
+        after a first run. To see an interleaved page with who placed each item, force an interleaving
+        experiment on a side: variants <code>experiment=interleaved</code>.
       </p>
       <button type="button" name="run-both" class="primary" onClick={run}>
         Run both
@@ -141,6 +143,7 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
               </label>
             </div>
             <ErrorBox error={outcomes[side].error} />
+            {outcomes[side].response && <InterleavedPage response={outcomes[side].response} />}
             {Array.isArray(outcomes[side].response?.ranked_candidates) && outcomes[side].response && (
               <RankedList
                 response={outcomes[side].response}

@@ -42,6 +42,7 @@ export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'dedupe'),
+    positional: true,
     apply(candidates, _request, trace) {
       // The id of the candidate kept for each key: the one a dropped candidate duplicates.
       const seen = new Map<string, string>();

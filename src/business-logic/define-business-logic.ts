@@ -139,6 +139,12 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
    * ```
    */
   describe?(change: StepChange<E>, request: RankdRequest): string | StepNote | undefined;
+  /**
+   * Whether the step decides what stands together on a page and where (`pin`, `dedupe`,
+   * `diversity` and `filter` do) rather than what a candidate is worth. On an interleaved page
+   * (docs/reference/experiments.md) such a step runs again on the merged page. @defaultValue false
+   */
+  readonly positional?: boolean;
 }
 
 /**

@@ -61,6 +61,7 @@ export function diversity<E extends EntityType = EntityType>(
   const keysOf = keyReader(options.by);
   return defineBusinessLogic<E>({
     ...componentOf(options, 'diversity'),
+    positional: true,
     apply(candidates, request, trace) {
       const sorted = sortedByScore(candidates);
       const { size, offset } = pageLayout(request);

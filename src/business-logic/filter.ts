@@ -47,6 +47,7 @@ export function filter<E extends EntityType = EntityType>(options: FilterOptions
   const reason = options.reason ?? `filtered out by ${component.name}`;
   return defineBusinessLogic<E>({
     ...component,
+    positional: true,
     apply: (candidates, request, trace) =>
       candidates.filter((candidate) => {
         if (options.keep(candidate.entity, candidate.score, request)) return true;

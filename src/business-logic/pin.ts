@@ -123,6 +123,7 @@ export function pin<E extends EntityType = EntityType>(options: PinOptions<E>): 
   const allowDown = options.allowDownRanking ?? false;
   return defineBusinessLogic<E>({
     ...component,
+    positional: true,
     async apply(input, request, trace) {
       const pins =
         fixed ??

@@ -51,6 +51,8 @@ export const BUILT_IN_EVENT_TYPES: ReadonlySet<string> = new Set([
   'EXPERIMENTATION',
   'FEEDBACK',
   'FEATURE_ROWS',
+  'INTERLEAVING',
+  'SHADOW',
 ]);
 
 /** The kind an event type counts as in `EVENTS_KINDS`: itself when built in, else `CUSTOM`. */
@@ -59,6 +61,20 @@ export function kindOf(eventType: string): string {
 }
 
 const NO_KINDS: ReadonlySet<string> = new Set();
+
+/**
+ * One per interleaved ranking request: which ranker of an interleaving experiment placed each
+ * item shown (docs/reference/events.md). Sent whenever the sink takes any kind: an app that
+ * declares an interleaving experiment wants its report.
+ */
+export const INTERLEAVING = 'INTERLEAVING';
+
+/**
+ * One per ranking request a shadow model ran on, after its response: both models' rankings and
+ * the items they disagree on most, explained. Sent whenever the sink takes any kind, as
+ * {@link INTERLEAVING} is.
+ */
+export const SHADOW = 'SHADOW';
 
 /**
  * One event per request: the model's inputs for each candidate shown and the features of the
@@ -89,7 +105,8 @@ export class EventPolicy {
     random: () => number = Math.random,
     shownFeatures = false,
   ) {
-    const all = shownFeatures && kinds.length > 0 ? [...kinds, FEATURE_ROWS] : kinds;
+    const all =
+      kinds.length === 0 ? kinds : [...kinds, ...(shownFeatures ? [FEATURE_ROWS] : []), INTERLEAVING, SHADOW];
     this.#kinds = all.length === 0 ? NO_KINDS : new Set(all);
     this.#withFeatures = new Set([...all, 'FEATURE']);
     // FEATURE listed in EVENTS_KINDS means every request, as a rate of 1 does.

@@ -121,6 +121,26 @@ export const CandidateExplanationSchema = Type.Object(
     model_position: Type.Integer({
       description: 'Position (from 1) by model score alone, before business logic',
     }),
+    interleaving: Type.Optional(
+      Type.Object(
+        {
+          ranker: Type.Union([Type.Literal('control'), Type.Literal('challenger')], {
+            description: 'The ranker that placed the item; its clicks are credited to it',
+          }),
+          control_position: Type.Union([Type.Integer(), Type.Null()], {
+            description: "Position (from 1) in the control's own list; null: not in it",
+          }),
+          challenger_position: Type.Union([Type.Integer(), Type.Null()], {
+            description: "Position (from 1) in the challenger's own list; null: not in it",
+          }),
+        },
+        {
+          title: 'InterleavedCandidate',
+          description:
+            'On an interleaved page: who placed the item (the model and business logic above are its)',
+        },
+      ),
+    ),
   },
   {
     title: 'CandidateExplanation',
@@ -168,6 +188,29 @@ export const RequestExplanationSchema = Type.Object(
     dropped: Type.Array(Type.Object({ id: Type.String(), step: Type.String(), reason: Type.String() }), {
       description: 'Candidates a business-logic step removed (filter, dedupe), with the reason',
     }),
+    interleaving: Type.Optional(
+      Type.Object(
+        {
+          experiment_id: Type.String(),
+          rankers: Type.Record(
+            Type.String(),
+            Type.Object({
+              model: Type.String(),
+              version: Type.Union([Type.String(), Type.Null()]),
+              variant: Type.Optional(Type.String()),
+            }),
+            {
+              description:
+                'control and challenger: the model that scored, and the variant for a variant ranker',
+            },
+          ),
+        },
+        {
+          title: 'InterleavedPage',
+          description: 'When the page was interleaved: the experiment and its rankers',
+        },
+      ),
+    ),
   },
   { title: 'RequestExplanation' },
 );

@@ -2,7 +2,10 @@ import Type, { type TProperties, type TSchema } from 'typebox';
 import type { BusinessLogicStep } from '../business-logic/define-business-logic.js';
 import { QueryEntity } from '../entities/built-in.js';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
+import { AppDefinitionError } from '../errors/index.js';
+import { SHADOW } from '../events/recorder.js';
 import type { Experiment } from '../experiments/define-experiment.js';
+import { INTERLEAVED, type InterleavingExperiment } from '../experiments/define-interleaving.js';
 import { selectedModel } from '../experiments/experiment-model.js';
 import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
@@ -12,6 +15,7 @@ import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
 import { explainedResponse } from './explain-response.js';
 import { ExplainRequestFields } from './explain-schema.js';
 import type { EntitySlot } from './hydrate.js';
+import { type InterleavedRanking, rankInterleaved } from './interleaved-ranking.js';
 import { checkPipelineOverrides, overridesOf, swappableModels } from './overrides.js';
 import { type Pagination, pageSlice } from './pagination.js';
 import {
@@ -28,6 +32,7 @@ import {
   RankingResponseSchema,
   requestEntitySchema,
 } from './request-schema.js';
+import { runShadow, type ShadowOptions } from './shadow-run.js';
 
 /**
  * Most candidates in one ranking request unless the pipeline says otherwise.
@@ -87,6 +92,18 @@ export interface RankingPipelineOptions<E extends EntityType> {
   businessLogic?: ReadonlyArray<BusinessLogicStep<E>>;
   /** Experiments assigned on this pipeline's requests, besides the app's (docs/reference/experiments.md). */
   experiments?: readonly Experiment[];
+  /**
+   * An interleaving experiment (`defineInterleaving`): on its share of requests the page is merged
+   * from two rankers by team draft, and each item shown is credited to the ranker that placed it
+   * (docs/reference/experiments.md, "Interleaving"). @defaultValue none
+   */
+  interleaving?: InterleavingExperiment<E>;
+  /**
+   * A model run in the shadow of `model` on a share of requests, after the response is sent, from
+   * the same inputs; both rankings are logged (SHADOW events) for `rankd evaluate --shadow`
+   * (docs/reference/models.md, "Shadow runs"). @defaultValue none
+   */
+  shadow?: ShadowOptions<E>;
   /** @defaultValue 1000 */
   maxCandidates?: number;
   /**
@@ -185,6 +202,20 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
   );
   const model = options.model;
   const steps = options.businessLogic ?? [];
+  const { interleaving, shadow } = options;
+  if (shadow !== undefined && !(Number.isFinite(shadow.share) && shadow.share >= 0 && shadow.share <= 1))
+    throw new AppDefinitionError(`${options.name}: the shadow's share is ${shadow.share}; it is from 0 to 1`);
+  // Started with the app and planned with the pipeline: their features are read with the request's.
+  const extraModels = [
+    ...(interleaving === undefined
+      ? []
+      : Object.values(interleaving.rankers).flatMap((r) => (r.kind === 'model' && r.model ? [r.model] : []))),
+    ...(shadow === undefined ? [] : [shadow.model]),
+  ];
+  const extraExperiments = [
+    ...(interleaving === undefined ? [] : [interleaving]),
+    ...(interleaving?.rankers.control.kind === 'variant' ? [interleaving.rankers.control.experiment] : []),
+  ];
   const models = swappableModels(model);
   const validate = (request: Record<string, unknown>) => {
     const ranking = request as RankingRequest;
@@ -224,9 +255,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     requestSchema,
     responseSchema: RankingResponseSchema,
     slots,
-    components: [model, ...steps],
+    components: [model, ...steps, ...new Set(extraModels)],
     realtimeFeatures: options.realtimeFeatures ?? [],
-    experiments: options.experiments ?? [],
+    experiments: [...(options.experiments ?? []), ...extraExperiments],
     models: [...models.keys()],
     validate,
     onUnreachableShard: options.onUnreachableShard,
@@ -240,6 +271,21 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       const scoring = overrides?.model === undefined ? model : (models.get(overrides.model) as Model<E>);
       const skipped = overrides?.skip_business_logic;
       const active = skipped === undefined ? steps : steps.filter((step) => !skipped.includes(step.name));
+      if (
+        interleaving !== undefined &&
+        overrides?.model === undefined &&
+        context.variants.get(interleaving.id)?.name === INTERLEAVED
+      ) {
+        const setup: InterleavedRanking<E> = {
+          experiment: interleaving,
+          model,
+          steps: active,
+          idField,
+          entityType,
+          requestFeatures,
+        };
+        return rankInterleaved(context, setup, pagination, request.explain === true, overrides);
+      }
       const trace = request.explain === true ? new BusinessLogicTrace() : undefined;
       // An experiment's model names the variant's model, so events say which one scored.
       const used = selectedModel(scoring);
@@ -249,6 +295,11 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       let clock = performance.now();
       let scored = await scoreCandidates(scoring, request.candidates as Array<EntityOf<E>>, request, idField);
       clock = context.stageEnded('model', clock);
+      // Nothing is kept for a shadow unless this request runs one: the model's order, before business logic.
+      const shadowed =
+        shadow !== undefined && context.events.sends(SHADOW) && Math.random() < shadow.share
+          ? { scored: [...scored], scores: Float64Array.from(scored, (c) => c.score) }
+          : undefined;
       recordScores(
         context,
         { name: used.name, version: modelVersion, features: used.features ?? [] },
@@ -260,6 +311,22 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       const page = takePage(context, scored, pagination, request.candidates.length, entityType);
       recordShownFeatures(context, used.features ?? [], requestFeatures, page, entityType);
       context.stageEnded('paginate', clock);
+      if (shadowed !== undefined) {
+        const served = { model: used as Model, version: modelVersion };
+        const { scored: all, scores } = shadowed;
+        context.afterResponse = () =>
+          runShadow(
+            context,
+            (shadow as ShadowOptions<E>).model,
+            served,
+            all,
+            scores,
+            request,
+            idField,
+            entityType,
+            pagination.user_page_size,
+          );
+      }
       const response = rankingResponse(context, page);
       if (trace === undefined) return response;
       return explainedResponse(context, response, page, used as Model, trace, overrides);

@@ -29,6 +29,12 @@ export interface RunOptions {
   readonly experiments?: ExperimentScope | undefined;
   /** Given the events for the sink once the pipeline has its result (not called when there are none). */
   readonly onEvents?: (events: RequestEvents) => void;
+  /**
+   * Given, instead of a call to `onEvents`, the work a request left for after its response (a
+   * shadow model's run: `RequestContext.afterResponse`), to start once the response is sent; it
+   * resolves with the request's events for the sink. Without it that work is not done.
+   */
+  readonly afterResponse?: (task: () => Promise<RequestEvents | undefined>) => void;
   /** Told when each stage ends (metrics, spans). */
   readonly stages?: StageObserver | undefined;
   /**
@@ -118,6 +124,14 @@ export function runPipeline(
     context.stageEnded('realtime_features', realtimeStart);
     const result = await pipeline.execute(context, plan);
     if (context.degradation !== undefined) options.onDegraded?.(context.degradation);
+    const later = context.afterResponse;
+    if (later !== undefined && options.afterResponse !== undefined) {
+      options.afterResponse(async () => {
+        await runInContext(context, later);
+        return events.forSink();
+      });
+      return result;
+    }
     const forSink = events.forSink();
     if (forSink !== undefined) options.onEvents?.(forSink);
     return result;

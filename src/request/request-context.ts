@@ -108,6 +108,11 @@ export class RequestContext {
   degradation: Degradation | undefined;
   /** Whether response bodies may name Redis nodes (`EXPOSE_REDIS_ADDRESS`), e.g. the `degraded` object's. */
   readonly exposeRedisAddress: boolean;
+  /**
+   * Work the pipeline leaves for after the response is sent (a shadow model's run), in this
+   * context, before the request's events go to the sink; undefined in nearly every request.
+   */
+  afterResponse: (() => Promise<void>) | undefined;
   readonly #identities = new WeakMap<object, Identifier>();
   /**
    * The entity last identified, and its identifier: a model reads a dozen features of one

@@ -72,6 +72,8 @@ interface RequestState {
   /** Features of the request's own entities (FEATURE_ROWS' `request_features`): every row of the request gets them. */
   requestFeatures: Record<string, unknown> | undefined;
   experiments: Record<string, string>;
+  /** An interleaved page's experiment and the ranker that placed each item shown (INTERLEAVING). */
+  placedBy: { experiment: string; teams: Map<string, string> } | undefined;
   feedback: Map<string, Set<string>>;
 }
 
@@ -164,6 +166,13 @@ export class TrainingJoin {
       case 'EXPERIMENTATION':
         state.experiments[String(data.experiment_id)] = String(data.result);
         break;
+      case 'INTERLEAVING': {
+        const teams = new Map<string, string>();
+        for (const item of Array.isArray(data.page) ? (data.page as unknown[]) : [])
+          if (Array.isArray(item)) teams.set(keyOf(data.entity_identifier_type, item[0]), String(item[1]));
+        state.placedBy = { experiment: String(data.experiment_id), teams };
+        break;
+      }
     }
     if (this.#pendingImpressions > this.#options.maxPendingImpressions) rows.push(...this.#cutOldest());
     return rows;
@@ -210,6 +219,7 @@ export class TrainingJoin {
       features: new Map(),
       requestFeatures: undefined,
       experiments: {},
+      placedBy: undefined,
       feedback: new Map(),
     };
     this.#open.set(requestId, state);
@@ -272,6 +282,12 @@ export class TrainingJoin {
         let label = 0;
         for (const type of types ?? []) label = Math.max(label, grades[type] ?? 0);
         const own = state.features.get(impression.key);
+        // On an interleaved page the experiment's column names the ranker that placed the item.
+        const team = state.placedBy?.teams.get(impression.key);
+        const experiments =
+          team === undefined
+            ? state.experiments
+            : { ...state.experiments, [state.placedBy?.experiment ?? '']: team };
         const features = shared === undefined ? (own ?? null) : { ...shared, ...own };
         return {
           request_id: state.requestId,
@@ -284,7 +300,7 @@ export class TrainingJoin {
           score: impression.score,
           model_name: model?.name ?? null,
           model_version: model?.version ?? null,
-          experiments: state.experiments,
+          experiments,
           features,
           clicked: types?.has('click') ? 1 : 0,
           added_to_cart: types?.has('add_to_cart') ? 1 : 0,

@@ -35,6 +35,8 @@ export function registerPipelineRoutes(
   { app, config, index, features, events, metrics, stageObserverFor }: Services,
 ): void {
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
+  // A shadow model's run, started once the response is sent, so that it adds nothing to the answer's latency.
+  const afterResponse = new WeakMap<FastifyRequest, () => Promise<RequestEvents | undefined>>();
   const writers = eventJson(config.FAST_PATHS);
   for (const { pipeline, plan, route, experiments, onUnreachableShard } of app.pipelines) {
     server.post(
@@ -51,6 +53,14 @@ export function registerPipelineRoutes(
         onResponse: (request, _reply, done) => {
           const recorded = forSink.get(request);
           if (recorded !== undefined) events.enqueue(recorded);
+          const task = afterResponse.get(request);
+          if (task !== undefined)
+            setImmediate(() =>
+              task().then(
+                (later) => later !== undefined && events.enqueue(later),
+                (error: unknown) => request.log.warn({ err: error }, 'Work after the response failed'),
+              ),
+            );
           done();
         },
       },
@@ -73,6 +83,7 @@ export function registerPipelineRoutes(
             runId: runIdOf(request),
             experiments,
             onEvents: (recorded) => forSink.set(request, recorded),
+            afterResponse: (task) => afterResponse.set(request, task),
             stages: stageObserverFor(request),
             route,
             onUnreachableShard,
