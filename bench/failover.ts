@@ -117,7 +117,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     // The victim: the master on the lowest port; its replica is the node to watch for promotion.
     const [victim] = await cluster.masterPorts();
     if (victim === undefined) throw new Error('no master');
-    const replica = await replicaOf(cluster.ports, victim);
+    const replica = await cluster.replicaOf(victim);
     const watcher = createClient({ socket: { host: '127.0.0.1', port: replica } });
     await watcher.connect();
     cleanup.add(() => watcher.close());
@@ -241,22 +241,5 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     };
   } finally {
     await cleanup.run();
-  }
-}
-
-/** The port of the replica of the master on `master`, from CLUSTER NODES on another node. */
-async function replicaOf(ports: readonly number[], master: number): Promise<number> {
-  const other = ports.find((port) => port !== master) as number;
-  const client = createClient({ socket: { host: '127.0.0.1', port: other } });
-  await client.connect();
-  try {
-    const nodes = String(await client.sendCommand(['CLUSTER', 'NODES'])).split('\n');
-    const masterId = nodes.find((line) => line.includes(`:${master}@`))?.split(' ')[0];
-    const line = nodes.find((l) => masterId !== undefined && l.split(' ')[3] === masterId);
-    const port = Number(/:(\d+)@/.exec(line ?? '')?.[1]);
-    if (!Number.isInteger(port)) throw new Error(`no replica of ${master} in CLUSTER NODES`);
-    return port;
-  } finally {
-    await client.close();
   }
 }
