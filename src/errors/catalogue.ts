@@ -766,7 +766,7 @@ export class ClusterDownError extends RedisUnavailableError {
   constructor(seeds: string, reason: string, advice = CLUSTER_FAILOVER_ADVICE, cause?: unknown) {
     super(seeds, cause, true);
     const message = (why: string) =>
-      `No master of the Redis Cluster serves keys now: ${why}. Nothing could be read or written. ${advice}`;
+      `No master of the Redis Cluster serves keys now: ${why}; nothing can be read or written until one does. ${advice}`;
     this.message = message(reason);
     this.publicMessage = message(withoutAddresses(reason, hostsOf(seeds)));
   }

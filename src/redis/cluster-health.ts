@@ -151,7 +151,11 @@ export class ClusterHealth {
 
   /** What a command for `slot` fails with, unsent, when its master does not answer; else undefined. */
   notAnswering(slot: number): NodeNotAnsweringError | undefined {
-    const address = this.#access.slots[slot]?.master.address;
+    return this.notAnsweringAt(this.#access.slots[slot]?.master.address);
+  }
+
+  /** What a command for master `address` fails with, unsent, when it does not answer; else undefined. */
+  notAnsweringAt(address: string | undefined): NodeNotAnsweringError | undefined {
     return address === undefined ? undefined : this.#lost.get(address)?.notAnswering;
   }
 

@@ -1,5 +1,5 @@
 import { createCluster, ErrorReply, RESP_TYPES } from '@redis/client';
-import { ClusterHealth } from './cluster-health.js';
+import { type ClusterAccess, ClusterHealth } from './cluster-health.js';
 import { ownersOf, type SlotMap, type SlotOwner } from './cluster-slot-map.js';
 import { hashSlot } from './hash-slot.js';
 import { type OutageCause, outageCause } from './outages.js';
@@ -52,6 +52,33 @@ function createBufferCluster(nodes: readonly string[], options: TransportOptions
 
 type BufferCluster = ReturnType<typeof createBufferCluster>;
 
+/** What {@link ClusterHealth} needs of node-redis's cluster client. */
+function accessOf(cluster: BufferCluster): ClusterAccess {
+  const master = (address: string) => cluster.masters.find((m) => m.address === address);
+  return {
+    get isReady() {
+      return cluster.isReady;
+    },
+    get slots(): SlotMap {
+      return cluster.slots;
+    },
+    masters: () => cluster.masters.map((m) => m.address),
+    isConnected: (address) => master(address)?.client?.isReady === true,
+    send: async (address, command) => {
+      const node = master(address);
+      if (node === undefined) throw new Error(`${address} is no master of the slot map`);
+      return (await cluster.nodeClient(node)).sendCommand(command as Array<string | Buffer>);
+    },
+    rediscover: async (address) => {
+      const node = master(address);
+      // node-redis reads the map again from that node (the one that just answered), replaces its
+      // slot map, and drops the connections of nodes no longer in it. `never`: node-redis types the
+      // starting client with other type parameters than its node clients'.
+      if (node !== undefined) await cluster._slots.rediscover((await cluster.nodeClient(node)) as never);
+    },
+  };
+}
+
 /**
  * A Redis Cluster through node-redis's `createCluster`: commands are routed by their key's slot,
  * MOVED/ASK are followed, and the slot map is refreshed when a node goes away (failover).
@@ -74,32 +101,9 @@ export class ClusterTransport implements RedisTransport {
   constructor(nodes: readonly string[], options: TransportOptions) {
     this.address = nodes.join(',');
     this.#options = options;
-    const cluster = createBufferCluster(nodes, options);
-    this.#cluster = cluster;
-    const master = (address: string) => cluster.masters.find((m) => m.address === address);
+    this.#cluster = createBufferCluster(nodes, options);
     this.#health = new ClusterHealth(
-      {
-        get isReady() {
-          return cluster.isReady;
-        },
-        get slots(): SlotMap {
-          return cluster.slots;
-        },
-        masters: () => cluster.masters.map((m) => m.address),
-        isConnected: (address) => master(address)?.client?.isReady === true,
-        send: async (address, command) => {
-          const node = master(address);
-          if (node === undefined) throw new Error(`${address} is no master of the slot map`);
-          return (await cluster.nodeClient(node)).sendCommand(command as Array<string | Buffer>);
-        },
-        rediscover: async (address) => {
-          const node = master(address);
-          // node-redis reads the map again from that node's address (the one that just answered),
-          // replaces its slot map, and drops the connections of nodes no longer in it.
-          // `never`: node-redis types the starting client with other type parameters than its node clients'.
-          if (node !== undefined) await cluster._slots.rediscover((await cluster.nodeClient(node)) as never);
-        },
-      },
+      accessOf(this.#cluster),
       options.commandTimeoutMs ?? 2000,
       options.onEvent,
     );
@@ -150,7 +154,7 @@ export class ClusterTransport implements RedisTransport {
           (o) => `${o.address} (slots ${o.slots})`,
         );
         this.#options.onEvent('ready', `connected through ${this.address}; masters: ${masters.join(', ')}`);
-        await this.#health.readNodeTimeout();
+        void this.#health.readNodeTimeout();
         return;
       } catch (error) {
         this.#options.onEvent(
@@ -204,7 +208,7 @@ export class ClusterTransport implements RedisTransport {
     const masters = [...this.#cluster.masters];
     const outcomes = await Promise.allSettled(
       masters.map(async (master) => {
-        const unsent = this.#health.notAnswering(this.#slotOf(master.address));
+        const unsent = this.#health.notAnsweringAt(master.address);
         if (unsent !== undefined) throw unsent;
         const info = await deadline(
           this.#cluster.nodeClient(master).then((client) => client.sendCommand(['CLUSTER', 'INFO'])),
@@ -214,7 +218,7 @@ export class ClusterTransport implements RedisTransport {
         });
         // What the node answers any key meanwhile: the same words, so the same cause.
         if (!String(info).includes('cluster_state:ok'))
-          throw new ErrorReply('CLUSTERDOWN The cluster is down (CLUSTER INFO: cluster_state is not ok)');
+          throw new ErrorReply('CLUSTERDOWN The cluster is down (cluster_state:fail)');
       }),
     );
     const failed: Array<{ owner: SlotOwner; error: unknown }> = [];
@@ -294,10 +298,5 @@ export class ClusterTransport implements RedisTransport {
 
   #ownerByAddress(address: string): SlotOwner | undefined {
     return this.#cluster.isReady ? ownersOf(this.#cluster.slots).get(address) : undefined;
-  }
-
-  /** A slot master `address` serves, for {@link ClusterHealth.notAnswering}; -1 when none. */
-  #slotOf(address: string): number {
-    return this.#ownerByAddress(address)?.ranges[0]?.[0] ?? -1;
   }
 }

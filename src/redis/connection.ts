@@ -148,13 +148,10 @@ export class RedisConnection {
     if (outages.length < failed.length || !cluster.hasConnectedMaster())
       await this.#run(() => Promise.reject((failed[0] as (typeof failed)[number]).error), 'ping');
     if (failed.length >= masters) {
-      const refusing = failed.every(({ error }) => refusesWholeCluster(error));
-      const reasons = failed.map(({ owner, error }) => `${owner.address}: ${messageOf(error)}`).join('; ');
-      throw new ClusterDownError(
-        this.address,
-        refusing ? `every master refuses queries (${reasons})` : `no master answers (${reasons})`,
-        cluster.advice,
-      );
+      const reasons = failed.every(({ error }) => refusesWholeCluster(error))
+        ? 'every master refuses queries (CLUSTERDOWN: cluster_state:fail on each)'
+        : `no master serves (${failed.map(({ owner, error }) => `${owner.address}: ${messageOf(error)}`).join('; ')})`;
+      throw new ClusterDownError(this.address, reasons, cluster.advice);
     }
     return outages.map(({ owner, error }) => ({
       node: owner.address,
