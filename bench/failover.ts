@@ -13,17 +13,8 @@
  */
 import { createClient } from 'redis';
 import { loadConfig } from '../src/config/index.js';
-import {
-  buildServer,
-  DEGRADED_HEADER,
-  defineApp,
-  defineFeatureView,
-  defineModel,
-  defineRankingPipeline,
-  Feature,
-  getFeature,
-  ProductEntity,
-} from '../src/index.js';
+import { buildServer, DEGRADED_HEADER, defineApp } from '../src/index.js';
+import { ProductClicks, RankByClicks } from '../test/helpers/clicks-ranking.js';
 import { startTestCluster } from '../test/helpers/redis-cluster.js';
 import type { BenchContext } from './lib/benchmark.js';
 import { announce, Cleanup, loadAverages } from './lib/run-setup.js';
@@ -38,26 +29,7 @@ const STOPPED_MS = 20_000;
 const AFTER_MS = 5000;
 const FLOOR_MS = 3000;
 
-const ProductStats = defineFeatureView({
-  name: 'product_stats',
-  entity: ProductEntity,
-  features: { clicks: Feature.integer({ default: 0 }) },
-});
-const app = defineApp({
-  name: 'failover-bench',
-  featureViews: [ProductStats],
-  pipelines: [
-    defineRankingPipeline({
-      name: 'Ranking',
-      candidate: ProductEntity,
-      model: defineModel({
-        name: 'Clicks',
-        features: ['product_stats:clicks'],
-        score: (products) => products.map((p) => Number(getFeature(p, 'product_stats:clicks'))),
-      }),
-    }),
-  ],
-});
+const app = defineApp({ name: 'failover-bench', featureViews: [ProductClicks], pipelines: [RankByClicks] });
 
 /** One answered ranking: when it started and ended (ms since the stop), and whether it was normal. */
 interface Answer {

@@ -19,19 +19,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createClient } from 'redis';
-import {
-  buildServer,
-  DEGRADED_HEADER,
-  defineApp,
-  defineFeatureView,
-  defineModel,
-  defineRankingPipeline,
-  Feature,
-  getFeature,
-  ProductEntity,
-} from '../src/index.js';
+import { buildServer, DEGRADED_HEADER, defineApp } from '../src/index.js';
 import { hashSlot } from '../src/redis/hash-slot.js';
 import { RedisKeys } from '../src/redis/keys.js';
+import { ProductClicks, RankByClicks } from './helpers/clicks-ranking.js';
 import { find, parsePrometheus } from './helpers/prometheus.js';
 import { asTestRedis, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
 import { testConfig } from './helpers/server.js';
@@ -45,25 +36,10 @@ const FULL_ROUNDS = 5;
 const IDS = Array.from({ length: 60 }, (_, i) => `p${i}`);
 const CLUSTER_KEYS = new RedisKeys('default', '1', 'cluster');
 
-const ProductStats = defineFeatureView({
-  name: 'product_stats',
-  entity: ProductEntity,
-  features: { clicks: Feature.integer({ default: 0 }) },
-});
 const app = defineApp({
   name: 'cluster-hung-master',
-  featureViews: [ProductStats],
-  pipelines: [
-    defineRankingPipeline({
-      name: 'Ranking',
-      candidate: ProductEntity,
-      model: defineModel({
-        name: 'Clicks',
-        features: ['product_stats:clicks'],
-        score: (products) => products.map((p) => Number(getFeature(p, 'product_stats:clicks'))),
-      }),
-    }),
-  ],
+  featureViews: [ProductClicks],
+  pipelines: [RankByClicks],
 });
 
 const logLines: string[] = [];
