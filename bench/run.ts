@@ -40,6 +40,10 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     load: () => import('./train.js'),
   },
   scale: { about: 'spec example on 1 vs 2 workers; Redis memory per item', load: () => import('./scale.js') },
+  failover: {
+    about: 'a cluster master SIGSTOPped under ranking load: promotion → answers back to normal',
+    load: () => import('./failover.js'),
+  },
   compare: {
     about: 'two builds (or Node flag sets) of rank (a) or (b) in alternated blocks: B ÷ A',
     load: () => import('./compare.js'),

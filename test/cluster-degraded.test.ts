@@ -17,7 +17,10 @@ import type { FastifyInstance } from 'fastify';
 import { ClientOfflineError, ErrorReply, TimeoutError } from 'redis';
 import {
   buildServer,
+  CLUSTER_FAILOVER_ADVICE,
+  ClusterDownError,
   ClusterNodeUnavailableError,
+  clusterFailoverAdvice,
   DEGRADED_HEADER,
   defineApp,
   defineEntity,
@@ -532,6 +535,25 @@ describe('settings and messages', () => {
       /^The Redis Cluster node <address> \(master of slots 100-199: connect ECONNREFUSED <address>\) failed during the write: 1 written/,
     );
     assert.match(String(partial.publicMessage), /cluster-node-timeout/);
+    // No master serving: addresses only in the log's message; the advice quotes the node timeout when known.
+    const down = new ClusterDownError(
+      '10.0.0.1:7000,10.0.0.2:7000',
+      'no master serves (10.0.0.3:7000: no answer within 400 ms)',
+      clusterFailoverAdvice(5000),
+    );
+    assert.equal(down.code, 'RANKD_REDIS_UNAVAILABLE');
+    assert.equal(down.statusCode, 503);
+    assert.match(
+      down.message,
+      /^No master of the Redis Cluster serves keys now: no master serves \(10\.0\.0\.3:7000: /,
+    );
+    assert.match(down.message, /cluster-node-timeout \(5000 ms on this cluster\)/);
+    assert.match(
+      String(down.publicMessage),
+      /^No master of the Redis Cluster serves keys now: no master serves \(<address>: /,
+    );
+    assert.doesNotMatch(String(down.publicMessage), /10\.0\.0\./);
+    assert.match(CLUSTER_FAILOVER_ADVICE, /cluster-node-timeout \(Redis's default: 15 s\)/);
   });
 });
 

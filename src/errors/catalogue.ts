@@ -268,10 +268,7 @@ function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean):
  * console.warn(`shop sync paused. ${CLUSTER_FAILOVER_ADVICE}`);
  * ```
  */
-export const CLUSTER_FAILOVER_ADVICE =
-  'A failover is probably in progress: a replica takes over once the other masters have seen the node ' +
-  'down for cluster-node-timeout (15 s by default) and elected it, and rankd follows the new master by ' +
-  'itself. If it lasts, run CLUSTER INFO and CLUSTER NODES on a live node.';
+export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
 
 /**
  * Some masters of a Redis Cluster (not the whole cluster) cannot serve the request's slots: HTTP 503,
@@ -297,7 +294,13 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
   /** The message with the nodes' addresses as responses may show them. */
   override readonly publicMessage: string;
 
-  constructor(seeds: string, nodes: readonly UnavailableNode[], cause?: unknown) {
+  /** `advice`: {@link clusterFailoverAdvice} with the cluster's own `cluster-node-timeout`, when known. */
+  constructor(
+    seeds: string,
+    nodes: readonly UnavailableNode[],
+    cause?: unknown,
+    advice = CLUSTER_FAILOVER_ADVICE,
+  ) {
     super(seeds, cause, true);
     // Replaces the parent's messages (which list the seeds, healthy ones included) rather than
     // changing the parent's constructor, which every other Redis outage still goes through.
@@ -307,7 +310,7 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
         described.length === 1
           ? `node ${described[0]} is`
           : `nodes ${described.slice(0, -1).join(', ')} and ${described[described.length - 1]} are`;
-      return `The Redis Cluster ${subject} not available. ${CLUSTER_FAILOVER_ADVICE}`;
+      return `The Redis Cluster ${subject} not available. ${advice}`;
     };
     this.message = message(true);
     this.publicMessage = message(false);
@@ -412,6 +415,7 @@ export class PartialWriteError extends RankdError {
    * `address`: the cluster's seed nodes, left out of the public message with any other address.
    * `nodes`: the masters whose writes failed, when known (the message then names them and their
    * slots; the public message names their slots, and their addresses only as responses may show them).
+   * `advice`: {@link clusterFailoverAdvice} with the cluster's own `cluster-node-timeout`, when known.
    */
   constructor(
     writtenIds: readonly WrittenId[],
@@ -419,11 +423,12 @@ export class PartialWriteError extends RankdError {
     cause?: unknown,
     address = '',
     nodes: readonly UnavailableNode[] = [],
+    advice = CLUSTER_FAILOVER_ADVICE,
   ) {
     const counts =
       `: ${writtenIds.length} written (written_ids), ${failedIds.length} not confirmed (failed_ids). ` +
       'Send the failed ones again once the cluster is back.' +
-      (nodes.length === 0 ? '' : ` ${CLUSTER_FAILOVER_ADVICE}`);
+      (nodes.length === 0 ? '' : ` ${advice}`);
     const hosts = [...hostsOf(address), ...nodes.flatMap((node) => hostsOf(node.node))];
     const failed = (shown: boolean): string =>
       nodes.length === 0
@@ -705,5 +710,64 @@ export class ModelInvalidError extends RankdError {
   constructor(message: string, options?: { file?: string; cause?: unknown }) {
     super(ErrorCode.MODEL_INVALID, 500, message, { cause: options?.cause });
     this.file = options?.file;
+  }
+}
+
+// --- A Redis Cluster's own cluster-node-timeout in the advice; no master serving (issue 28) ---
+
+/**
+ * What a cluster node's outage means and what to do, quoting the cluster's `cluster-node-timeout`
+ * (`CONFIG GET cluster-node-timeout` on a node) when rankd could read it, else Redis's default.
+ * {@link CLUSTER_FAILOVER_ADVICE} is the latter.
+ *
+ * @example
+ * ```ts
+ * import { clusterFailoverAdvice } from 'rankd';
+ *
+ * // "... seen the node down for cluster-node-timeout (5000 ms on this cluster) ..."
+ * console.warn(`shop sync paused. ${clusterFailoverAdvice(5000)}`);
+ * ```
+ */
+export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string {
+  const timeout =
+    nodeTimeoutMs === undefined
+      ? "cluster-node-timeout (Redis's default: 15 s)"
+      : `cluster-node-timeout (${nodeTimeoutMs} ms on this cluster)`;
+  return (
+    `A failover is probably in progress: a replica takes over once the other masters have seen the node ` +
+    `down for ${timeout} and elected it, and rankd follows the new master by itself. If it lasts, run ` +
+    'CLUSTER INFO and CLUSTER NODES on a live node.'
+  );
+}
+
+/**
+ * No master of a Redis Cluster serves keys now: every master refuses queries (`CLUSTERDOWN`: some
+ * slots have no master that answers, e.g. between a master's failure and its replica's promotion,
+ * and with `cluster-require-full-coverage yes` every node refuses meanwhile), or none answers.
+ * HTTP 503 `RANKD_REDIS_UNAVAILABLE`, like any outage: a ranking or a get that could read nothing
+ * answers it rather than a 200 built from nothing, and so does `/readyz`.
+ *
+ * @example
+ * ```ts
+ * import { ClusterDownError } from 'rankd';
+ *
+ * const error = new ClusterDownError('10.0.0.1:7000', 'every master refuses queries (CLUSTERDOWN The cluster is down)');
+ * console.log(error.statusCode, error.code); // 503 RANKD_REDIS_UNAVAILABLE
+ * ```
+ */
+export class ClusterDownError extends RedisUnavailableError {
+  /** The message without addresses, for responses. */
+  override readonly publicMessage: string;
+
+  /**
+   * `seeds`: the cluster's seed nodes (named in the log only); `reason`: why no master serves, as a
+   * clause; `advice`: {@link clusterFailoverAdvice} with the cluster's own node timeout, when known.
+   */
+  constructor(seeds: string, reason: string, advice = CLUSTER_FAILOVER_ADVICE, cause?: unknown) {
+    super(seeds, cause, true);
+    const message = (why: string) =>
+      `No master of the Redis Cluster serves keys now: ${why}; nothing can be read or written until one does. ${advice}`;
+    this.message = message(reason);
+    this.publicMessage = message(withoutAddresses(reason, hostsOf(seeds)));
   }
 }

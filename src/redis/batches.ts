@@ -42,16 +42,20 @@ export class RedisPartialWriteError extends RedisUnavailableError {
   readonly applied: readonly boolean[];
   /** The masters whose writes failed for an outage, when known. */
   readonly nodes: readonly UnavailableNode[];
+  /** What to do, quoting the cluster's own `cluster-node-timeout` when known. */
+  readonly advice: string | undefined;
 
   constructor(
     address: string,
     applied: readonly boolean[],
     cause: unknown,
     nodes: readonly UnavailableNode[] = [],
+    advice?: string,
   ) {
     super(address, cause, true);
     this.applied = applied;
     this.nodes = nodes;
+    this.advice = advice;
   }
 }
 
@@ -75,5 +79,6 @@ export function toPartialWriteError(error: unknown, ids: readonly WrittenId[]): 
     error.cause,
     error.address,
     error.nodes,
+    error.advice,
   );
 }

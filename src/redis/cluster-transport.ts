@@ -1,7 +1,8 @@
-import { createCluster, RESP_TYPES } from '@redis/client';
-import { CLUSTER_FAILOVER_ADVICE } from '../errors/index.js';
-import { HASH_SLOTS, hashSlot } from './hash-slot.js';
-import { formatSlotRanges, type OutageCause } from './outages.js';
+import { createCluster, ErrorReply, RESP_TYPES } from '@redis/client';
+import { type ClusterAccess, ClusterHealth } from './cluster-health.js';
+import { ownersOf, type SlotMap, type SlotOwner } from './cluster-slot-map.js';
+import { hashSlot } from './hash-slot.js';
+import { type OutageCause, outageCause } from './outages.js';
 import {
   closeWithin,
   NO_COMMAND_TIMEOUT,
@@ -24,46 +25,6 @@ const TOPOLOGY_REFRESH_AFTER_MS = 500;
  * Redis's 2 s because the topology refresh above only runs on a reconnection attempt.
  */
 const MAX_NODE_RECONNECT_DELAY_MS = 500;
-
-/**
- * While some master is reported lost, how often the slot map is compared with the one it was lost
- * from (has a replica taken its slots over?) and the node asked whether it answers again, in ms.
- */
-const LOST_NODE_CHECK_MS = 1000;
-
-/** A master of the slot map and the slots it serves. */
-export interface SlotOwner {
-  /** `host:port`, as the cluster announces it. */
-  readonly address: string;
-  /** Its slots as ranges, `0-5460`. */
-  readonly slots: string;
-  readonly ranges: ReadonlyArray<readonly [from: number, to: number]>;
-}
-
-/** A master reported lost and not yet back: what it served, why it was lost, and since when. */
-interface LostNode {
-  readonly owner: SlotOwner;
-  readonly cause: OutageCause;
-  readonly since: number;
-}
-
-/** One sentence saying what happened to a master and what it means, for the log. */
-function lostMessage(owner: SlotOwner, cause: OutageCause, reason: string): string {
-  const node = `node ${owner.address} (master of slots ${owner.slots})`;
-  const what =
-    cause === 'cluster_down'
-      ? `${node} refuses its slots (${reason}): the cluster reports slots no master serves, and with ` +
-        "cluster-require-full-coverage yes (Redis's default) every node refuses queries meanwhile."
-      : cause === 'timeout'
-        ? `${node} does not answer (${reason}).`
-        : cause === 'busy'
-          ? `${node} cannot serve now (${reason}).`
-          : `${node} cannot be reached (${reason}).`;
-  return (
-    `${what} Until it is back or a replica has taken its slots over, requests that need those slots ` +
-    `are answered degraded or fail, as configured. ${CLUSTER_FAILOVER_ADVICE}`
-  );
-}
 
 /** `host:port` (or `[v6]:port`) → socket options. */
 function socketOf(node: string): { host: string; port: number } {
@@ -91,34 +52,61 @@ function createBufferCluster(nodes: readonly string[], options: TransportOptions
 
 type BufferCluster = ReturnType<typeof createBufferCluster>;
 
+/** What {@link ClusterHealth} needs of node-redis's cluster client. */
+function accessOf(cluster: BufferCluster): ClusterAccess {
+  const master = (address: string) => cluster.masters.find((m) => m.address === address);
+  return {
+    get isReady() {
+      return cluster.isReady;
+    },
+    get slots(): SlotMap {
+      return cluster.slots;
+    },
+    masters: () => cluster.masters.map((m) => m.address),
+    isConnected: (address) => master(address)?.client?.isReady === true,
+    send: async (address, command) => {
+      const node = master(address);
+      if (node === undefined) throw new Error(`${address} is no master of the slot map`);
+      return (await cluster.nodeClient(node)).sendCommand(command as Array<string | Buffer>);
+    },
+    rediscover: async (address) => {
+      const node = master(address);
+      // node-redis reads the map again from that node (the one that just answered), replaces its
+      // slot map, and drops the connections of nodes no longer in it. `never`: node-redis types the
+      // starting client with other type parameters than its node clients'.
+      if (node !== undefined) await cluster._slots.rediscover((await cluster.nodeClient(node)) as never);
+    },
+  };
+}
+
 /**
  * A Redis Cluster through node-redis's `createCluster`: commands are routed by their key's slot,
  * MOVED/ASK are followed, and the slot map is refreshed when a node goes away (failover).
  * Batches are split by hash slot ({@link groupOf}) by the connection, so every command it sends
  * here stays inside one slot.
  *
- * It also says what happens to each master, once per outage: which node was lost and which slots
- * it served (from node-redis's connection errors, or from the connection's failed commands, since a
- * node that hangs raises no connection error), then which node serves those slots after a failover,
- * or that the node answers again. The comparison of slot maps runs only while a node is lost.
+ * Its {@link ClusterHealth} says what happens to each master, once per outage: which node was lost
+ * and which slots it served (from node-redis's connection errors, or from the connection's failed
+ * commands, since a node that hangs raises no connection error), then which node serves those
+ * slots after a failover, or that the node answers again. A master that did not answer in time is
+ * sent nothing until it does or its slots have moved: commands for its slots fail at once.
  */
 export class ClusterTransport implements RedisTransport {
   readonly address: string;
   readonly #cluster: BufferCluster;
   readonly #options: TransportOptions;
+  readonly #health: ClusterHealth;
   #closed = false;
-  /** The slot map {@link #owners} was computed from (node-redis replaces the array on each refresh). */
-  #ownersOf: unknown;
-  #owners = new Map<string, SlotOwner>();
-  /** Masters reported lost and not yet back, by address: one entry per outage, not per request. */
-  readonly #lost = new Map<string, LostNode>();
-  #watch: NodeJS.Timeout | undefined;
-  #checking = false;
 
   constructor(nodes: readonly string[], options: TransportOptions) {
     this.address = nodes.join(',');
     this.#options = options;
     this.#cluster = createBufferCluster(nodes, options);
+    this.#health = new ClusterHealth(
+      accessOf(this.#cluster),
+      options.commandTimeoutMs ?? 2000,
+      options.onEvent,
+    );
     // Without listeners node-redis would crash the process on the first connection error.
     this.#cluster.on('error', (error: Error) => {
       // Once the slot map is known, the node events below say which node failed.
@@ -130,13 +118,24 @@ export class ClusterTransport implements RedisTransport {
       if (owner !== undefined) this.reportOutage(owner, 'offline', error.message);
     });
     // A new master (after a failover) or an old one reconnecting: see at once whether that ends an outage.
-    this.#cluster.on('node-ready', () => {
-      if (this.#lost.size > 0) void this.#checkLost();
-    });
+    this.#cluster.on('node-ready', () => this.#health.checkNow());
   }
 
   get isReady(): boolean {
     return this.#cluster.isReady;
+  }
+
+  /**
+   * The slot map commands are routed by now: taken before a command, it names the node the command
+   * went to even if the map changed before it failed ({@link ownerOfSlot}).
+   */
+  get slotMap(): SlotMap {
+    return this.#cluster.slots;
+  }
+
+  /** What to do about a lost master, quoting the cluster's `cluster-node-timeout` when known. */
+  get advice(): string {
+    return this.#health.advice;
   }
 
   groupOf(key: string): number {
@@ -151,8 +150,11 @@ export class ClusterTransport implements RedisTransport {
     for (let attempt = 0; !this.#closed; attempt++) {
       try {
         await this.#cluster.connect();
-        const masters = [...this.#ownerMap().values()].map((o) => `${o.address} (slots ${o.slots})`);
+        const masters = [...ownersOf(this.#cluster.slots).values()].map(
+          (o) => `${o.address} (slots ${o.slots})`,
+        );
         this.#options.onEvent('ready', `connected through ${this.address}; masters: ${masters.join(', ')}`);
+        void this.#health.readNodeTimeout();
         return;
       } catch (error) {
         this.#options.onEvent(
@@ -165,10 +167,18 @@ export class ClusterTransport implements RedisTransport {
   }
 
   send(key: string | undefined, readonly: boolean, command: RedisCommand): Promise<unknown> {
+    if (key !== undefined && this.#health.skipsSomeNode) {
+      const unsent = this.#health.notAnswering(hashSlot(key));
+      if (unsent !== undefined) return Promise.reject(unsent);
+    }
     return this.#cluster.sendCommand(key, readonly, command as Array<string | Buffer>);
   }
 
   async transaction(key: string, commands: readonly RedisCommand[]): Promise<unknown[]> {
+    if (this.#health.skipsSomeNode) {
+      const unsent = this.#health.notAnswering(hashSlot(key));
+      if (unsent !== undefined) throw unsent;
+    }
     const multi = this.#cluster.multi(key);
     for (const command of commands) multi.addCommand(key, false, command as Array<string | Buffer>);
     return (await multi.exec()) as unknown[];
@@ -184,17 +194,32 @@ export class ClusterTransport implements RedisTransport {
   }
 
   /**
-   * PINGs every master, each within `deadline` (one hung master must not hold the answer about the
-   * others); resolves with the masters that failed and why (none when all answered). Throws when
+   * Asks every master whether it serves (`CLUSTER INFO`), each within `deadline` (one hung master
+   * must not hold the answer about the others); resolves with how many masters there are and those
+   * that do not serve and why: no answer, an error, `cluster_state:fail` (a refusal of the whole
+   * cluster, as `CLUSTERDOWN`), or not asked because it did not answer lately. A reply that is an
+   * error but no outage (CLUSTER INFO not allowed to rankd's user) counts as serving. Throws when
    * the slot map is not known yet.
    */
-  async pingEach(
-    deadline: (ping: Promise<unknown>) => Promise<unknown>,
-  ): Promise<Array<{ owner: SlotOwner; error: unknown }>> {
+  async probeEach(
+    deadline: (probe: Promise<unknown>) => Promise<unknown>,
+  ): Promise<{ masters: number; failed: Array<{ owner: SlotOwner; error: unknown }> }> {
     if (!this.#cluster.isReady) throw new Error('the cluster slot map is not known yet');
     const masters = [...this.#cluster.masters];
     const outcomes = await Promise.allSettled(
-      masters.map((master) => deadline(this.#cluster.nodeClient(master).then((client) => client.ping()))),
+      masters.map(async (master) => {
+        const unsent = this.#health.notAnsweringAt(master.address);
+        if (unsent !== undefined) throw unsent;
+        const info = await deadline(
+          this.#cluster.nodeClient(master).then((client) => client.sendCommand(['CLUSTER', 'INFO'])),
+        ).catch((error: unknown) => {
+          if (outageCause(error) === undefined && error instanceof ErrorReply) return 'cluster_state:ok';
+          throw error;
+        });
+        // What the node answers any key meanwhile: the same words, so the same cause.
+        if (!String(info).includes('cluster_state:ok'))
+          throw new ErrorReply('CLUSTERDOWN The cluster is down (cluster_state:fail)');
+      }),
     );
     const failed: Array<{ owner: SlotOwner; error: unknown }> = [];
     outcomes.forEach((outcome, i) => {
@@ -205,7 +230,7 @@ export class ClusterTransport implements RedisTransport {
         error: outcome.reason,
       });
     });
-    return failed;
+    return { masters: masters.length, failed };
   }
 
   async forEachNode(
@@ -220,12 +245,13 @@ export class ClusterTransport implements RedisTransport {
   }
 
   /**
-   * The master `slot` is routed to in the current slot map, with all the slots it serves; undefined
-   * before the map is known. For failures only: it looks the node up, which a send does not need.
+   * The master `slot` is routed to in `map` (the current one unless given: pass the map a failed
+   * command was sent by), with all the slots it serves; undefined before the map is known. For
+   * failures only: it looks the node up, which a send does not need.
    */
-  ownerOfSlot(slot: number): SlotOwner | undefined {
-    const address = this.#cluster.isReady ? this.#cluster.slots[slot]?.master.address : undefined;
-    return address === undefined ? undefined : this.#ownerByAddress(address);
+  ownerOfSlot(slot: number, map: SlotMap = this.#cluster.slots): SlotOwner | undefined {
+    const address = this.#cluster.isReady ? map[slot]?.master.address : undefined;
+    return address === undefined ? undefined : ownersOf(map).get(address);
   }
 
   /**
@@ -237,123 +263,40 @@ export class ClusterTransport implements RedisTransport {
   }
 
   /**
+   * Whether some master serves keys now: the cluster does not refuse queries, and some master is
+   * connected and not lost. A read that could read nothing while none does answers 503.
+   */
+  hasServingMaster(): boolean {
+    return this.#cluster.isReady && this.#health.servesSome();
+  }
+
+  /** Why no master serves keys (for {@link hasServingMaster} false), as a clause. */
+  whyNoneServes(): string {
+    return this.#health.whyNoneServes();
+  }
+
+  /**
    * Records that `owner` failed a command for `cause`: logged once per outage of the node (a
-   * `node-lost` event), after which the slot map is watched until a replica has taken the node's
-   * slots over or the node answers again (a `node-back` event).
+   * `node-lost` event), after which the cluster is watched until a replica has taken the node's
+   * slots over or the node answers again (a `node-back` event). A master that timed out is sent
+   * nothing meanwhile.
    */
   reportOutage(owner: SlotOwner, cause: OutageCause, reason: string): void {
-    if (this.#closed || this.#lost.has(owner.address)) return;
-    this.#lost.set(owner.address, { owner, cause, since: Date.now() });
-    this.#options.onEvent('node-lost', lostMessage(owner, cause, reason));
-    this.#watch ??= setInterval(() => void this.#checkLost(), LOST_NODE_CHECK_MS).unref();
+    if (!this.#closed) this.#health.reportOutage(owner, cause, reason);
+  }
+
+  /** Records that master `from` says the whole cluster refuses queries (`CLUSTERDOWN`): logged once until it serves again. */
+  reportRefusal(reason: string, from: string): void {
+    if (!this.#closed) this.#health.reportRefusal(reason, from);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#watch);
-    this.#watch = undefined;
+    this.#health.close();
     await closeWithin(this.#cluster.close(), () => this.#cluster.destroy());
   }
 
-  /** The masters of the current slot map by address, computed once per map node-redis makes. */
-  #ownerMap(): Map<string, SlotOwner> {
-    const slots = this.#cluster.slots;
-    if (slots === this.#ownersOf) return this.#owners;
-    const ranges = new Map<string, Array<[number, number]>>();
-    let start = 0;
-    let owner = slots[0]?.master.address;
-    for (let slot = 1; slot <= HASH_SLOTS; slot++) {
-      const address = slot < HASH_SLOTS ? slots[slot]?.master.address : undefined;
-      if (slot < HASH_SLOTS && address === owner) continue;
-      if (owner !== undefined) {
-        const list = ranges.get(owner);
-        if (list === undefined) ranges.set(owner, [[start, slot - 1]]);
-        else list.push([start, slot - 1]);
-      }
-      start = slot;
-      owner = address;
-    }
-    this.#owners = new Map(
-      [...ranges].map(([address, list]) => [
-        address,
-        { address, slots: formatSlotRanges(list), ranges: list },
-      ]),
-    );
-    this.#ownersOf = slots;
-    return this.#owners;
-  }
-
   #ownerByAddress(address: string): SlotOwner | undefined {
-    return this.#cluster.isReady ? this.#ownerMap().get(address) : undefined;
-  }
-
-  /**
-   * For each lost master: if other nodes now serve all its slots, a failover happened (says who
-   * took over); if it still serves them and answers with `cluster_state:ok`, it is back.
-   */
-  async #checkLost(): Promise<void> {
-    if (this.#checking || this.#closed || !this.#cluster.isReady) return;
-    this.#checking = true;
-    try {
-      for (const [address, lost] of [...this.#lost]) {
-        const seconds = ((Date.now() - lost.since) / 1000).toFixed(1);
-        const servers = this.#serversOf(lost.owner);
-        if (servers !== undefined && !servers.includes(address)) {
-          this.#lost.delete(address);
-          this.#options.onEvent(
-            'node-back',
-            `slots ${lost.owner.slots} are served by ${servers.join(', ')} now, no longer by ${address}: ` +
-              `a failover happened, ${seconds} s after rankd first saw the node fail. The old master ` +
-              'rejoins as a replica of the new one once it is restarted.',
-          );
-        } else if (servers !== undefined && (await this.#answersOk(address))) {
-          this.#lost.delete(address);
-          this.#options.onEvent(
-            'node-back',
-            `node ${address} (master of slots ${lost.owner.slots}) serves its slots again after ${seconds} s; ` +
-              'no failover was needed.',
-          );
-        }
-      }
-    } finally {
-      this.#checking = false;
-      if (this.#lost.size === 0) {
-        clearInterval(this.#watch);
-        this.#watch = undefined;
-      }
-    }
-  }
-
-  /** The masters that serve `owner`'s former slots in the current map; undefined if some have none. */
-  #serversOf(owner: SlotOwner): string[] | undefined {
-    const slots = this.#cluster.slots;
-    const servers = new Set<string>();
-    for (const [from, to] of owner.ranges) {
-      for (let slot = from; slot <= to; slot++) {
-        const address = slots[slot]?.master.address;
-        if (address === undefined) return undefined;
-        servers.add(address);
-      }
-    }
-    return [...servers];
-  }
-
-  /** Whether master `address` answers CLUSTER INFO with `cluster_state:ok` within the command timeout. */
-  async #answersOk(address: string): Promise<boolean> {
-    const master = this.#cluster.masters.find((m) => m.address === address);
-    if (master === undefined) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(''), this.#options.commandTimeoutMs ?? 2000);
-    });
-    const probe = (async () => {
-      const client = await this.#cluster.nodeClient(master);
-      return String(await client.sendCommand(['CLUSTER', 'INFO']));
-    })().catch(() => '');
-    try {
-      return (await Promise.race([probe, timeout])).includes('cluster_state:ok');
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.#cluster.isReady ? ownersOf(this.#cluster.slots).get(address) : undefined;
   }
 }

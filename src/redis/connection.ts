@@ -1,4 +1,5 @@
 import {
+  ClusterDownError,
   ClusterNodeUnavailableError,
   RankdError,
   RedisOutOfMemoryError,
@@ -6,12 +7,19 @@ import {
   type UnavailableNode,
 } from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
-import { ClusterTransport, type SlotOwner } from './cluster-transport.js';
+import type { SlotMap, SlotOwner } from './cluster-slot-map.js';
+import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
 import { hashSlot } from './hash-slot.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
 import { isOutOfMemoryReply, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
-import { type NodeOutage, type OutageCause, outageCause, type UnreadKeys } from './outages.js';
+import {
+  type NodeOutage,
+  type OutageCause,
+  outageCause,
+  refusesWholeCluster,
+  type UnreadKeys,
+} from './outages.js';
 import {
   type RedisCommand,
   type RedisTransport,
@@ -118,8 +126,9 @@ export class RedisConnection {
 
   /**
    * {@link ping} that accepts a partial answer from a Redis Cluster: resolves with the masters that
-   * could not answer (none on a single Redis: Redis down is thrown) while at least one master
-   * answers, and throws a {@link RedisUnavailableError} when none does.
+   * cannot serve (none on a single Redis: Redis down is thrown) while at least one master serves,
+   * and throws a {@link RedisUnavailableError} when none does: none answers, or every one refuses
+   * queries (`cluster_state:fail`, as during a failover's `CLUSTERDOWN`).
    */
   async pingAvailable(): Promise<UnavailableNode[]> {
     const cluster = this.#cluster;
@@ -127,9 +136,9 @@ export class RedisConnection {
       await this.ping();
       return [];
     }
-    // No deadline around the whole: each master's PING has its own, inside.
-    const failed = await this.#run(
-      () => cluster.pingEach((ping) => this.#deadlines.within(ping)),
+    // No deadline around the whole: each master's probe has its own, inside.
+    const { masters, failed } = await this.#run(
+      () => cluster.probeEach((probe) => this.#deadlines.within(probe)),
       'ping',
       false,
     );
@@ -138,6 +147,12 @@ export class RedisConnection {
     // Every master down, or a failure that is no outage: reported as a plain ping would report it.
     if (outages.length < failed.length || !cluster.hasConnectedMaster())
       await this.#run(() => Promise.reject((failed[0] as (typeof failed)[number]).error), 'ping');
+    if (failed.length >= masters) {
+      const reasons = failed.every(({ error }) => refusesWholeCluster(error))
+        ? 'every master refuses queries (CLUSTERDOWN: cluster_state:fail on each)'
+        : `no master serves (${failed.map(({ owner, error }) => `${owner.address}: ${messageOf(error)}`).join('; ')})`;
+      throw new ClusterDownError(this.address, reasons, cluster.advice);
+    }
     return outages.map(({ owner, error }) => ({
       node: owner.address,
       slots: owner.slots,
@@ -466,7 +481,12 @@ export class RedisConnection {
     if (outcomes.every((outcome) => outcome.status === 'rejected')) {
       // Several nodes failed the whole write: one error naming them all, not the first one only.
       if (failedNodes.size > 1 && outcomes.every((o) => o.reason instanceof ClusterNodeUnavailableError))
-        throw new ClusterNodeUnavailableError(this.address, [...failedNodes.values()], failure.reason.cause);
+        throw new ClusterNodeUnavailableError(
+          this.address,
+          [...failedNodes.values()],
+          failure.reason.cause,
+          this.#cluster?.advice,
+        );
       throw failure.reason;
     }
     const applied = new Array<boolean>(keys.length).fill(false);
@@ -475,9 +495,13 @@ export class RedisConnection {
         for (const index of (groups[g] as BatchGroup).indexes) applied[index] = true;
     });
     const reason = failure.reason as RedisUnavailableError;
-    throw new RedisPartialWriteError(this.address, applied, reason.cause ?? reason, [
-      ...failedNodes.values(),
-    ]);
+    throw new RedisPartialWriteError(
+      this.address,
+      applied,
+      reason.cause ?? reason,
+      [...failedNodes.values()],
+      this.#cluster?.advice,
+    );
   }
 
   /**
@@ -490,6 +514,8 @@ export class RedisConnection {
     this.connect();
     const observer = this.#options.observer;
     const start = observer === undefined ? 0 : performance.now();
+    // The map the groups are routed by: a failure is the node's it was sent to, whatever happens next.
+    const map = (this.#cluster as ClusterTransport).slotMap;
     const groups = this.#groups(keys);
     const replies = new Array<StoredValue[] | undefined>(groups.length);
     let errors: unknown[] | undefined;
@@ -538,48 +564,67 @@ export class RedisConnection {
     if (failed === undefined) return { values, unread: undefined };
     const groupErrors = errors as unknown[];
     observer?.commandFailed('mget', redisErrorKind(groupErrors[failed[0] as number]));
-    const unread = this.#unreadOf(groups, failed, groupErrors);
+    const unread = this.#unreadOf(groups, failed, groupErrors, map);
     if (!leaveOut) {
       const nodes = unread.outages.map(({ node, slots, reason }) => ({ node, slots, reason }));
-      throw new ClusterNodeUnavailableError(this.address, nodes, groupErrors[failed[0] as number]);
+      throw new ClusterNodeUnavailableError(
+        this.address,
+        nodes,
+        groupErrors[failed[0] as number],
+        (this.#cluster as ClusterTransport).advice,
+      );
     }
     return { values, unread };
   }
 
   /**
-   * What the failed groups of a cluster read mean: the keys not read and the nodes behind them,
-   * each reported to the transport (logged once per outage). Throws when the failure is not the
-   * outage of some nodes: an error that is no outage (reported as itself, as {@link #run} does), or
-   * the whole cluster away (no master connected: a plain {@link RedisUnavailableError}).
+   * What the failed groups of a cluster read (routed by `map`) mean: the keys not read and the
+   * nodes behind them, each reported to the transport (logged once per outage; a node saying the
+   * whole cluster refuses queries is reported as the cluster's). Throws when the failure is not the
+   * outage of some nodes: an error that is no outage (reported as itself, as {@link #run} does), the
+   * whole cluster away (no master connected: a plain {@link RedisUnavailableError}), or nothing read
+   * while no master serves (a {@link ClusterDownError}: a 503, not an answer made of nothing).
    */
   #unreadOf(
     groups: readonly BatchGroup[],
     failed: readonly number[],
     errors: readonly unknown[],
+    map: SlotMap,
   ): UnreadKeys {
     const cluster = this.#cluster as ClusterTransport;
-    const byNode = new Map<string, { owner: SlotOwner; cause: OutageCause; reason: string; keys: number }>();
+    const byNode = new Map<
+      string,
+      { owner: SlotOwner; cause: OutageCause; error: unknown; reason: string; keys: number }
+    >();
     const indexes: number[] = [];
     for (const g of failed) {
       const error = errors[g];
       const cause = outageCause(error);
       if (cause === undefined) throw this.#failure(error);
       const group = groups[g] as BatchGroup;
-      const owner = cluster.ownerOfSlot(hashSlot(group.keys[0] as string));
+      const owner = cluster.ownerOfSlot(hashSlot(group.keys[0] as string), map);
       if (owner === undefined || !cluster.hasConnectedMaster()) throw this.#failure(error);
       const known = byNode.get(owner.address);
       if (known === undefined) {
-        const reason = error instanceof Error ? error.message : String(error);
-        byNode.set(owner.address, { owner, cause, reason, keys: group.indexes.length });
+        const reason = messageOf(error);
+        byNode.set(owner.address, { owner, cause, error, reason, keys: group.indexes.length });
       } else known.keys += group.indexes.length;
       for (const index of group.indexes) indexes.push(index);
     }
     indexes.sort((a, b) => a - b);
     const outages: NodeOutage[] = [];
-    for (const { owner, cause, reason, keys } of byNode.values()) {
-      cluster.reportOutage(owner, cause, reason);
+    for (const { owner, cause, error, reason, keys } of byNode.values()) {
+      if (refusesWholeCluster(error)) cluster.reportRefusal(reason, owner.address);
+      else cluster.reportOutage(owner, cause, reason);
       outages.push({ node: owner.address, slots: owner.slots, cause, reason, keys });
     }
+    if (failed.length === groups.length && !cluster.hasServingMaster())
+      throw new ClusterDownError(
+        this.address,
+        cluster.whyNoneServes(),
+        cluster.advice,
+        errors[failed[0] as number],
+      );
     return { indexes, outages };
   }
 
@@ -593,6 +638,8 @@ export class RedisConnection {
     this.connect();
     const observer = this.#options.observer;
     const start = observer === undefined ? 0 : performance.now();
+    // The map the operation is routed by: a failure is the node's it was sent to.
+    const map = this.#cluster?.slotMap;
     try {
       const result = await (deadline ? this.#deadlines.within(operation()) : operation());
       observer?.commandDone(command, (performance.now() - start) / 1000);
@@ -603,7 +650,7 @@ export class RedisConnection {
         observer.commandDone(command, (performance.now() - start) / 1000);
         observer.commandFailed(command, redisErrorKind(error));
       }
-      throw this.#failure(error, key);
+      throw this.#failure(error, key, map);
     }
   }
 
@@ -612,7 +659,7 @@ export class RedisConnection {
    * node, naming it and its slots, when `key` says which node and other masters are up; else of
    * Redis), or, for a bug or a command Redis rejects, the error itself (a 500).
    */
-  #failure(error: unknown, key?: string): unknown {
+  #failure(error: unknown, key?: string, map?: SlotMap): unknown {
     // Redis answered, and refused for memory: reconnecting would not help, making room would.
     if (isOutOfMemoryReply(error)) return new RedisOutOfMemoryError(error);
     // Only an outage is a 503: a bug or a command Redis rejects is reported as itself (a 500).
@@ -620,14 +667,19 @@ export class RedisConnection {
     const cluster = this.#cluster;
     const cause = outageCause(error);
     if (cluster !== undefined && key !== undefined && cause !== undefined && cluster.hasConnectedMaster()) {
-      const owner = cluster.ownerOfSlot(hashSlot(key));
+      const owner = cluster.ownerOfSlot(hashSlot(key), map);
       if (owner !== undefined) {
-        const reason = error instanceof Error ? error.message : String(error);
+        const reason = messageOf(error);
+        if (refusesWholeCluster(error)) {
+          cluster.reportRefusal(reason, owner.address);
+          return new ClusterDownError(this.address, cluster.whyNoneServes(), cluster.advice, error);
+        }
         cluster.reportOutage(owner, cause, reason);
         return new ClusterNodeUnavailableError(
           this.address,
           [{ node: owner.address, slots: owner.slots, reason }],
           error,
+          cluster.advice,
         );
       }
     }
@@ -661,4 +713,9 @@ function flatPairs(
     flat.push(key, value);
   }
   return flat;
+}
+
+/** What an error says, for a log line or a response's reason. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

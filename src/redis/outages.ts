@@ -22,7 +22,7 @@ const BUSY_REPLY = /^(LOADING|BUSY)\b/;
  * a request must not be answered as if a node were down when it is not.
  */
 export function outageCause(error: unknown): OutageCause | undefined {
-  if (error instanceof TimeoutError) return 'timeout';
+  if (error instanceof TimeoutError || error instanceof NodeNotAnsweringError) return 'timeout';
   if (error instanceof MaxCommandRedirectionsError) return 'cluster_down';
   if (error instanceof ErrorReply) {
     if (CLUSTER_DOWN_REPLY.test(error.message)) return 'cluster_down';
@@ -65,4 +65,33 @@ export interface UnreadKeys {
 /** `0-5460,10923`: slot ranges as Redis prints them, a single slot without a dash. */
 export function formatSlotRanges(ranges: ReadonlyArray<readonly [from: number, to: number]>): string {
   return ranges.map(([from, to]) => (from === to ? String(from) : `${from}-${to}`)).join(',');
+}
+
+/**
+ * A command not sent, because its node did not answer one within `REDIS_COMMAND_TIMEOUT_MS` and
+ * has not answered a probe since: the node is treated as down for its slots (its outage's cause
+ * stays `timeout`) until it answers again or a replica has taken its slots over, so that requests
+ * stop waiting for the same timeout one after the other. Not a node-redis `TimeoutError`: nothing
+ * waited, so the metrics count it as `unavailable`, not as a timeout.
+ */
+export class NodeNotAnsweringError extends Error {
+  constructor(timeoutMs: number) {
+    super(
+      `no answer within ${timeoutMs} ms; rankd sends the node nothing until it answers again or a ` +
+        'replica has taken its slots over',
+    );
+    this.name = 'NodeNotAnsweringError';
+  }
+}
+
+const WHOLE_CLUSTER_DOWN_REPLY = /^CLUSTERDOWN The cluster is down\b/;
+
+/**
+ * Whether `error` is a node saying that the whole cluster refuses queries (`CLUSTERDOWN The
+ * cluster is down`: its state is `fail`, so with `cluster-require-full-coverage yes` it refuses
+ * every slot), rather than that one slot or one node cannot serve (`CLUSTERDOWN Hash slot not
+ * served`, `TRYAGAIN`, a timeout): the cluster's outage, not the node's.
+ */
+export function refusesWholeCluster(error: unknown): boolean {
+  return error instanceof ErrorReply && WHOLE_CLUSTER_DOWN_REPLY.test(error.message);
 }

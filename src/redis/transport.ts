@@ -15,7 +15,7 @@ export type TransportEvent = 'ready' | 'lost' | 'node-lost' | 'node-back';
 export interface TransportOptions {
   /** Longest wait for one connection attempt, in ms. */
   connectTimeoutMs: number;
-  /** Longest wait for one command, in ms: a cluster transport's probes of a failed node wait this long. */
+  /** Longest wait for one command, in ms: a cluster transport names it when it stops asking a master that did not answer. */
   commandTimeoutMs?: number;
   /** Every connection trouble and recovery, as it happens. */
   onEvent: (event: TransportEvent, detail: string) => void;

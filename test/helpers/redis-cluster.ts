@@ -28,6 +28,8 @@ export interface TestCluster {
   masterOfSlot(slot: number): Promise<number>;
   /** The slots the master on `port` serves, as CLUSTER NODES lists them (`0-5460`), comma-separated. */
   slotsOf(port: number): Promise<string>;
+  /** The port of a replica of the master on `port`, asked of another live node. */
+  replicaOf(port: number): Promise<number>;
   /**
    * Freezes the node on `port` (SIGSTOP): it keeps its connections but answers nothing, as a hung
    * or partitioned node would. With a long `nodeTimeoutMs` no failover follows. {@link resume} it.
@@ -212,6 +214,17 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     }
     throw new Error(`test cluster: no live node knows the node on port ${port}`);
   };
+  const replicaOf = async (master: number): Promise<number> => {
+    for (const live of ports) {
+      if (!children.has(live) || live === master) continue;
+      const lines = (await cli(live, 'cluster', 'nodes').catch(() => '')).split('\n');
+      const id = lines.find((line) => line.includes(`:${master}@`))?.split(' ')[0];
+      const replica = lines.find((line) => id !== undefined && line.split(' ')[3] === id);
+      const port = Number(/:(\d+)@/.exec(replica ?? '')?.[1]);
+      if (Number.isInteger(port)) return port;
+    }
+    throw new Error(`test cluster: no live node names a replica of the master on port ${master}`);
+  };
   const masterOfSlot = async (slot: number): Promise<number> => {
     for (const port of ports) {
       if (!children.has(port)) continue;
@@ -240,6 +253,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     masterPorts,
     masterOfSlot,
     slotsOf,
+    replicaOf,
     pause: (port) => signal(port, 'SIGSTOP'),
     resume: (port) => signal(port, 'SIGCONT'),
     killNode: kill,

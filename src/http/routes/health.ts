@@ -8,9 +8,10 @@ import { errorResponses } from '../schemas/error-body.js';
  * `GET /healthcheck` (liveness, as the predecessor) and `GET /readyz` (readiness: Redis answers).
  * Both answer without a key, so `/readyz` names Redis's address, and the nodes of its
  * `unreachable_nodes`, only with `exposeRedisAddress`.
- * On a Redis Cluster, /readyz stays ready while some masters answer: every rankd on the cluster
+ * On a Redis Cluster, /readyz stays ready while some master serves: every rankd on the cluster
  * sees the same outage, and taking them all out of the load balancer during a failover would turn
- * degraded rankings into no answer at all. The masters that do not answer are listed.
+ * degraded rankings into no answer at all. The masters that do not are listed. When none serves
+ * (none answers, or all refuse queries: `CLUSTERDOWN`), it answers 503, as requests then do.
  */
 export function registerHealthRoutes(
   server: FastifyInstance,
