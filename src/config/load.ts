@@ -4,6 +4,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { ConfigError, problemsFromSchemaErrors } from '../errors/index.js';
+import { parseLabelGrades } from './label-grades.js';
 import { PREDECESSOR_ONLY_SETTINGS } from './predecessor-settings.js';
 import { type Config, ConfigSchema } from './schema.js';
 
@@ -208,6 +209,7 @@ export function loadConfig(
   }
   problems.push(...clusterProblems(withDefaults), ...metricsPortProblems(withDefaults));
   problems.push(...timeoutProblems(withDefaults));
+  problems.push(...labelGradeProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
 }
@@ -282,4 +284,12 @@ function allowedValues(name: string): string[] | undefined {
 /** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */
 export function redisUrlOf(config: Config): string {
   return config.REDIS_URL ?? `redis://${config.REDIS_HOST}:${config.REDIS_PORT}`;
+}
+
+/** `EVENTS_LABEL_GRADES` as `type=grade,...` with whole grades: `click=1.5` says why it is refused. */
+function labelGradeProblems(settings: Record<string, unknown>): string[] {
+  const text = settings.EVENTS_LABEL_GRADES;
+  if (typeof text !== 'string') return [];
+  const { problem } = parseLabelGrades(text);
+  return problem === undefined ? [] : [`EVENTS_LABEL_GRADES=${JSON.stringify(text)}: ${problem}`];
 }
