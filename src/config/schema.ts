@@ -233,6 +233,14 @@ export const ConfigSchema = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ default: 'http://localhost:4318', pattern: '^https?://' }),
   /** `service.name` of the spans. @defaultValue `rankd` */
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
+  /**
+   * Most of its Redis's `maxmemory` the event stream may take, as a share (read with `INFO memory`
+   * at start and every 10 s of writes; no limit when Redis has no `maxmemory`). Whatever the share,
+   * the stream gives memory back when the rest of Redis passes 90% of `maxmemory`: past its budget
+   * it is trimmed, then events are dropped, never an index or feature write refused. Unset: `0.25`
+   * while the stream shares the index's Redis, `1` in a Redis of its own (`EVENTS_REDIS_URL`).
+   */
+  EVENTS_MAXMEMORY_SHARE: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
 });
 
 /**
