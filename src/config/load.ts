@@ -44,6 +44,12 @@ const BOOLEAN_WORDS: Record<string, boolean> = {
   no: false,
 };
 
+/** The boolean a setting's text spells, or undefined (own words only: `constructor` is no boolean). */
+function booleanWord(text: string): boolean | undefined {
+  const word = text.trim().toLowerCase();
+  return Object.hasOwn(BOOLEAN_WORDS, word) ? BOOLEAN_WORDS[word] : undefined;
+}
+
 /**
  * The predecessor's switch for event logging: `false` means `EVENTS_SINK=off` unless `EVENTS_SINK`
  * is set too (the explicit sink wins; see docs/configuration.md).
@@ -183,7 +189,7 @@ export function loadConfig(
       if (/^\d+(\.\d+)?$|^\.\d+$/.test(value.trim())) raw[name] = Number(value.trim());
       else problems.push(`${name}=${JSON.stringify(value)}: expected a number`);
     } else if (BOOLEAN_KEYS.has(name)) {
-      const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+      const flag = booleanWord(value);
       if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
       else raw[name] = flag;
     } else {
@@ -221,7 +227,7 @@ function eventLoggingSwitch(
 ): string[] {
   const value = source[EVENT_LOGGING_ENABLED];
   if (value === undefined || value === '') return [];
-  const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+  const flag = booleanWord(value);
   if (flag === undefined)
     return [`${EVENT_LOGGING_ENABLED}=${JSON.stringify(value)}: expected true or false`];
   if (!flag && (source.EVENTS_SINK === undefined || source.EVENTS_SINK === '')) raw.EVENTS_SINK = 'off';

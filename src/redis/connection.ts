@@ -375,7 +375,8 @@ export class RedisConnection {
       key,
     )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
     return (reply ?? []).map(([id, flat]) => {
-      const fields: Record<string, string> = {};
+      // Field names are whatever the entry's writer chose: none may reach Object.prototype.
+      const fields: Record<string, string> = Object.create(null);
       for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
       return { id: String(id), fields };
     });
