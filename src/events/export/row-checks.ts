@@ -82,8 +82,9 @@ export class SkippedRows {
   /** `3 rows left out: 2 with …, 1 with …`, or `undefined` when none was. */
   describe(rowsWord = 'rows'): string | undefined {
     if (this.#total === 0) return undefined;
-    const reasons = this.reasons().map(([reason, count]) => `${count} ${withOrAt(reason)}`);
-    return `${this.#total} ${rowsWord} left out: ${reasons.join(', ')}`;
+    const count = (n: number) => n.toLocaleString('en-US');
+    const reasons = this.reasons().map(([reason, n]) => `${count(n)} ${withOrAt(reason)}`);
+    return `${count(this.#total)} ${rowsWord} left out: ${reasons.join(', ')}`;
   }
 }
 
