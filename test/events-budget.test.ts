@@ -8,17 +8,11 @@
  * Figures of the run are printed as the test's diagnostics.
  */
 import assert from 'node:assert/strict';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createClient } from 'redis';
-import { findRedisServer } from '../src/redis/local-server.js';
+import { type MaxmemoryRedis, startMaxmemoryRedis } from './helpers/maxmemory-redis.js';
 import { parsePrometheus, sampleValue } from './helpers/prometheus.js';
-import { startRedisOnFreePorts } from './helpers/redis-child.js';
-import { killOnProcessExit } from './helpers/redis-server.js';
 
 const MAXMEMORY = 50 * 1024 * 1024;
 /** Ranking requests per client: each logs about 42 KB, so the three log 1.7 times `maxmemory`. */
@@ -33,29 +27,15 @@ const CATALOGUE = Array.from({ length: 100 }, (_, i) => ({
   product_id: `p${i + 1}`,
 }));
 
-let child: ChildProcess | undefined;
-let dir: string;
-let unguard: () => void;
-let client: ReturnType<typeof createClient>;
+let redis: MaxmemoryRedis;
+let client: MaxmemoryRedis['client'];
 let server: FastifyInstance;
 const lines: Array<{ level: number; msg: string }> = [];
 
 before(async () => {
-  const binary = findRedisServer();
-  if (!binary) throw new Error('redis-server is not installed');
-  dir = mkdtempSync(join(tmpdir(), 'rankd-test-redis-'));
-  unguard = killOnProcessExit(() => [child], dir);
-  const started = await startRedisOnFreePorts({
-    binary,
-    dir,
-    persistent: false,
-    extraArgs: () => ['--maxmemory', String(MAXMEMORY), '--maxmemory-policy', 'noeviction'],
-  });
-  child = started.child;
-  const redisUrl = `redis://127.0.0.1:${started.port}`;
-  client = createClient({ url: redisUrl });
-  client.on('error', () => undefined);
-  await client.connect();
+  redis = await startMaxmemoryRedis(MAXMEMORY);
+  client = redis.client;
+  const redisUrl = redis.url;
   const [{ loadApp }, { buildServer }, { loadConfig }] = await Promise.all([
     import('../dist/cli/load-app.js'),
     import('../dist/http/build-server.js'),
@@ -73,16 +53,7 @@ before(async () => {
 
 after(async () => {
   await server?.close();
-  await client?.close();
-  unguard?.();
-  if (child && child.exitCode === null) {
-    const running = child;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      running.kill('SIGKILL');
-    });
-  }
-  rmSync(dir, { recursive: true, force: true });
+  await redis?.stop();
 });
 
 const upload = () =>

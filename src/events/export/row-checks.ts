@@ -1,5 +1,4 @@
 import { MAX_GRADE } from '../../config/label-grades.js';
-import type { TrainingRow } from './training-join.js';
 
 /**
  * Most impressions one request makes: the largest page a ranking request may ask for
@@ -17,7 +16,7 @@ const NOT_A_NUMBER_TEXT = /^\s*[-+]?(?:nan|inf|infinity)\s*$/i;
  * (a vector). Models read non-finite numbers as missing while a trainer would take them as values,
  * so a row holding one is refused rather than read two ways.
  */
-export function featureValueProblem(value: unknown): string | undefined {
+export function loggedValueProblem(value: unknown): string | undefined {
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number')
     return Number.isFinite(value) ? undefined : 'a feature value that is not a finite number';
@@ -28,28 +27,45 @@ export function featureValueProblem(value: unknown): string | undefined {
   return 'a feature value that is an object or a list of non-numbers';
 }
 
+/** The fields of a training row (`TrainingRow`) that decide whether it is one; any may be missing in a file's row. */
+export interface CheckedRow {
+  readonly request_id: unknown;
+  readonly entity_id: unknown;
+  readonly entity_type: unknown;
+  readonly position: unknown;
+  readonly timestamp: unknown;
+  readonly label: unknown;
+  readonly features: unknown;
+}
+
 /**
  * Why `row` cannot be a training row, or undefined when it can: the reasons `rankd events export`
  * and `rankd train` count rows under when they skip them. An entity id written as `"undefined"` or
  * `"null"` is what a missing id becomes once turned into text.
  */
-export function rowProblem(row: TrainingRow): string | undefined {
+export function rowProblem(row: CheckedRow): string | undefined {
   if (typeof row.request_id !== 'string' || row.request_id === '') return 'no request id';
   if (typeof row.entity_id !== 'string' || ['', 'undefined', 'null'].includes(row.entity_id))
     return 'no entity id';
   if (typeof row.entity_type !== 'string' || row.entity_type === '') return 'no entity type';
   const position = row.position;
-  if (!Number.isInteger(position) || position < 0 || position >= MAX_IMPRESSIONS_PER_REQUEST)
+  if (
+    typeof position !== 'number' ||
+    !Number.isInteger(position) ||
+    position < 0 ||
+    position >= MAX_IMPRESSIONS_PER_REQUEST
+  )
     return `a position that is not a whole number from 0 to ${MAX_IMPRESSIONS_PER_REQUEST - 1}`;
   if (typeof row.timestamp !== 'string' || !Number.isFinite(Date.parse(row.timestamp)))
     return 'a timestamp that is not a date';
-  if (!Number.isInteger(row.label) || row.label < 0 || row.label > MAX_GRADE)
+  const label = row.label;
+  if (typeof label !== 'number' || !Number.isInteger(label) || label < 0 || label > MAX_GRADE)
     return `a label that is not a whole grade from 0 to ${MAX_GRADE}`;
-  const features: unknown = row.features;
+  const features = row.features;
   if (features === null) return undefined;
   if (typeof features !== 'object' || Array.isArray(features)) return 'features that are not an object';
   for (const value of Object.values(features as object)) {
-    const problem = featureValueProblem(value);
+    const problem = loggedValueProblem(value);
     if (problem !== undefined) return problem;
   }
   return undefined;
