@@ -2,7 +2,8 @@
  * The event budget on a Redis of 50 MB `maxmemory` under `noeviction`, with the default caps (a
  * 64 MiB stream cap, which does not fit): three clients rank 100 candidates with `explain` while
  * a fourth uploads products. The stream keeps to its share of `maxmemory`, every upload succeeds,
- * events keep flowing, and the start says the cap does not fit; a lower `maxmemory` is followed.
+ * events keep flowing, and the start says the cap does not fit; a lower `maxmemory` is followed;
+ * other data growing past 90% of `maxmemory` takes the stream's room, never the other way round.
  *
  * The template app is served from `dist/` (its `import 'rankd'` resolves there: one copy of rankd).
  * Figures of the run are printed as the test's diagnostics.
@@ -173,5 +174,35 @@ describe('events in a Redis of 50 MB maxmemory (noeviction), default caps', () =
     const bytes = await streamBytes();
     assert.ok(bytes <= 7.5 * 1024 * 1024 * 1.2, `the stream takes ${bytes} bytes`);
     assert.equal((await upload()).statusCode, 200);
+  });
+
+  test('the index growing past 90% of maxmemory takes the stream’s room: no index write refused, events trimmed, then dropped and warned about once', async () => {
+    const filler: string[] = [];
+    const value = 'x'.repeat(256 * 1024);
+    const { max } = await memory();
+    const before = lines.length;
+    const droppedBefore = await dropped('over_budget');
+    // Other data (as a growing index would be) a megabyte at a time, ranking traffic between, up
+    // to 93% of maxmemory: every write of it must go through.
+    let step = 0;
+    while ((await memory()).used - (await streamBytes()) < max * 0.93) {
+      for (let k = 0; k < 4; k++) {
+        const key = `filler:${filler.length}`;
+        await client.set(key, value);
+        filler.push(key);
+      }
+      await rankClient(10 + step++, 20);
+      await server.rankd.events.flush();
+    }
+    assert.ok((await dropped('over_budget')) > droppedBefore, 'events are dropped once there is no room');
+    const left = await streamBytes();
+    assert.ok(left < 1024 * 1024, `the stream still holds ${left} bytes`);
+    const warned = lines.slice(before).filter((line) => /no room within its memory budget/.test(line.msg));
+    assert.equal(warned.length, 1, JSON.stringify(warned.map((line) => line.msg)));
+    assert.equal((await upload()).statusCode, 200);
+    await client.del(filler);
+    await rankClient(99, 5);
+    await server.rankd.events.flush();
+    assert.ok(lines.slice(before).some((line) => /Events are written again/.test(line.msg)));
   });
 });

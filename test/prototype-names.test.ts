@@ -16,15 +16,19 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { scoreLogged } from '../src/app/score-logged.js';
 import { datasetOf, groupByRequest, usableRows } from '../src/app/training-data.js';
 import { runEventsExport } from '../src/cli/events-export.js';
 import { readCsv } from '../src/cli/load/csv.js';
 import { featureColumns } from '../src/cli/load/csv-cells.js';
 import { loadConfig, readEnvFiles } from '../src/config/index.js';
 import { parseLabelGrades } from '../src/config/label-grades.js';
+import { ProductEntity } from '../src/entities/built-in.js';
 import { lenientValue } from '../src/entities/lenient-values.js';
 import { SkippedRows } from '../src/events/export/row-checks.js';
 import { TrainingJoin, type TrainingRow } from '../src/events/export/training-join.js';
+import { defineModel } from '../src/models/define-model.js';
+import { featureMatrix } from '../src/models/feature-matrix.js';
 import { parseGbdtModel } from '../src/models/gbdt/load-gbdt.js';
 import { datasetFromRows } from '../src/training/index.js';
 import { ProductStats } from './fixtures/loaders/app.js';
@@ -469,6 +473,36 @@ describe('export and train', () => {
         assertPrototypeIntact(`join with ${n}`);
       }),
       { examples: NAMES.map((n) => [n]), numRuns: NAMES.length + 10, seed: 28 },
+    );
+  });
+});
+
+describe('train', () => {
+  test('property: logged features named after a prototype name are scored by the serving model as any other name', async () => {
+    const row = (id: string, features: Record<string, unknown>) =>
+      ({ request_id: 'r', entity_id: id, features }) as unknown as TrainingRow;
+    await fc.assert(
+      fc.asyncProperty(name, async (n) => {
+        const names = ['x:a', `x:${n}`];
+        // A model that reads a feature so named, as an app's may.
+        const model = defineModel({
+          name: 'sum',
+          entity: ProductEntity,
+          features: names,
+          score: (products) => {
+            const m = featureMatrix(products, names);
+            return products.map((_, i) => (m[i * 2] as number) * 10 + (m[i * 2 + 1] as number));
+          },
+        });
+        const logged = (a: number, b: number) =>
+          JSON.parse(jsonWith(`x:${n}`, b, { 'x:a': a, [`${n}:y`]: 7 })) as Record<string, unknown>;
+        const scores = await scoreLogged(model, 'p', ProductEntity, [
+          [row('p1', logged(1, 2)), row('p2', logged(3, 4))],
+        ]);
+        assert.deepEqual([...scores], [12, 34]);
+        assertPrototypeIntact(`scored with ${n}`);
+      }),
+      { examples: NAMES.map((n) => [n]), numRuns: NAMES.length, seed: 28 },
     );
   });
 });
