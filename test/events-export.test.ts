@@ -16,6 +16,7 @@ import { TrainingJoin } from '../src/events/export/training-join.js';
 import { bucketOf, type RankdEvent } from '../src/index.js';
 import { eventsServer, readEvents } from './helpers/events-app.js';
 import { sleep } from './helpers/ranking-app.js';
+import { RawRedis } from './helpers/raw-redis.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson } from './helpers/server.js';
 
@@ -344,5 +345,100 @@ describe('the join, on synthetic events', () => {
       cut.map((r) => [r.request_id, r.entity_id, r.model_name]),
       [['a', 'shown', 'M']],
     );
+  });
+});
+
+describe('entries that are not valid training data', () => {
+  test('are skipped and counted with their reasons in the summary line; an entry is bounded as a request is', async () => {
+    const project = 'garbage';
+    const key = `${project}:events`;
+    const raw = await RawRedis.connect(redis);
+    const node = await raw.nodeForKey(key);
+    /** One entry of one request: its impressions (`[id, order]`) and FEATURE_ROWS values. */
+    const entry = async (
+      request: string,
+      impressions: string,
+      rows: string,
+      timestamp = new Date().toISOString(),
+    ) => {
+      const events =
+        `[${impressions}` +
+        `,{"event_type":"FEATURE_ROWS","event_data":{"entity_identifier_type":"product","feature_names":["m:a","m:b"],"rows":${rows}}}]`;
+      await node.sendCommand([
+        'XADD',
+        key,
+        '*',
+        'request_id',
+        request,
+        'api_source',
+        '/api/v1/ranking',
+        'event_timestamp',
+        timestamp,
+        'events',
+        events,
+      ]);
+    };
+    const impression = (id: string | null, order: string) =>
+      `{"event_type":"IMPRESSION","event_data":{${id === null ? '' : `"entity_identifier":${JSON.stringify(id)},`}"entity_identifier_type":"product","impression_score":1,"impression_order":${order}}}`;
+    try {
+      await entry(
+        'good',
+        `${impression('p1', '0')},${impression('p2', '1')}`,
+        '[["p1",[1,true]],["p2",[2,false]]]',
+      );
+      // Feature values a model cannot read the way a trainer would: text "NaN", an object, 1e400 (Infinity).
+      await entry(
+        'values',
+        `${impression('p1', '0')},${impression('p2', '1')},${impression('p3', '2')}`,
+        '[["p1",["NaN",1]],["p2",[{"x":1},1]],["p3",[1e400,1]]]',
+      );
+      await entry(
+        'positions',
+        ['null', '-1', '2.5', '1e308'].map((order, i) => impression(`q${i}`, order)).join(','),
+        '[]',
+      );
+      await entry('ids', `${impression('undefined', '0')},${impression(null, '1')}`, '[]');
+      await entry('time', impression('p1', '0'), '[]', 'yesterday at noon');
+      // One entry claiming 100,000 impressions: a request shows at most a page of 100.
+      const many = Array.from({ length: 100_000 }, (_, i) => impression(`m${i}`, String(i % 100)));
+      await entry('many', many.join(','), '[]');
+    } finally {
+      await raw.close();
+    }
+    const cwd = mkdtempSync(join(tmpdir(), 'rankd-export-garbage-'));
+    try {
+      writeFileSync(join(cwd, '.env'), `REDIS_URL=${redis.url}\nPROJECT_NAME=${project}\n`);
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const messages: string[] = [];
+      const report = await runEventsExport(
+        { since: '1h', out: '-', window: '1h', progress: false },
+        { log: (line) => messages.push(line), warn: (line) => messages.push(line), stdout: out },
+        cwd,
+      );
+      const rows = Buffer.concat(chunks)
+        .toString('utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { request_id: string; entity_id: string });
+      assert.deepEqual(
+        rows.filter((r) => r.request_id !== 'many').map((r) => `${r.request_id}/${r.entity_id}`),
+        ['good/p1', 'good/p2'],
+      );
+      assert.equal(rows.filter((r) => r.request_id === 'many').length, 100);
+      assert.equal(report.rows, 102);
+      assert.equal(report.skipped.total, 3 + 4 + 2 + 1 + 99_900);
+      const summary = messages.find((line) => line.startsWith('exported ')) ?? '';
+      assert.match(summary, /^exported 102 rows .*; 99,910 impressions left out: /);
+      assert.match(summary, /99,900 past the 100 impressions a request shows/);
+      assert.match(summary, /4 with a position that is not a whole number from 0 to 99/);
+      assert.match(summary, /2 with a feature value that is not a finite number/);
+      assert.match(summary, /1 with a feature value that is an object or a list of non-numbers/);
+      assert.match(summary, /2 with no entity id/);
+      assert.match(summary, /1 with a timestamp that is not a date/);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });

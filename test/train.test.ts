@@ -175,6 +175,111 @@ describe('rankd train', () => {
     assert.match(run.stderr.trim(), /^rankd: feature product_stats:rating is missing from the logs/);
   });
 
+  test('rows that are not valid training rows are left out and counted by reason; labels are whole grades', async () => {
+    const good = readFileSync(join(project, 'train.jsonl'), 'utf8').trim().split('\n');
+    const first = JSON.parse(good[0] as string) as Record<string, unknown> & {
+      features: Record<string, unknown>;
+    };
+    const feature = INPUTS[0] as string;
+    const bad = [
+      { ...first, label: 1.5 },
+      { ...first, position: -1 },
+      { ...first, position: 2.5 },
+      { ...first, position: null },
+      { ...first, timestamp: 'yesterday-ish' },
+      { ...first, entity_id: 'undefined' },
+      { ...first, features: { ...first.features, [feature]: 'NaN' } },
+      { ...first, features: { ...first.features, [feature]: { nested: 1 } } },
+    ].map((row) => JSON.stringify(row));
+    // JSON has no Infinity, but 1e400 reads as one.
+    bad.push(JSON.stringify(first).replace(/"position":\d+/, '"position":1e308'));
+    bad.push(
+      JSON.stringify({ ...first, features: { ...first.features, [feature]: 7 } }).replace(
+        /:7([,}])/,
+        ':1e400$1',
+      ),
+    );
+    writeFileSync(join(project, 'with-bad.jsonl'), `${[...good, ...bad].join('\n')}\n`);
+    const run = await rankd(['train', '--app', APP, '--from', 'with-bad.jsonl', '--no-progress']);
+    assert.equal(run.code, 0, run.stderr);
+    const data = run.stdout.split('\n').find((line) => line.startsWith('data: ')) ?? '';
+    assert.match(data, /; 10 impressions left out: /);
+    assert.match(data, /4 with a position that is not a whole number from 0 to 99/);
+    assert.match(data, /2 with a feature value that is not a finite number/);
+    assert.match(data, /1 with a feature value that is an object or a list of non-numbers/);
+    assert.match(data, /1 with a label that is not a whole grade from 0 to 31/);
+    assert.match(data, /1 with a timestamp that is not a date/);
+    assert.match(data, /1 with no entity id/);
+    const report = JSON.parse(readFileSync(join(project, 'models/ranker-candidate.report.json'), 'utf8'));
+    assert.equal(report.data.rows, good.length);
+    assert.equal(
+      Object.values(report.data.leftOut as Record<string, number>).reduce((a, b) => a + b),
+      10,
+    );
+
+    const halves = await rankd(['train', '--app', APP, '--from', 'train.jsonl', '--grades', 'click=1.5']);
+    assert.notEqual(halves.code, 0);
+    assert.match(
+      halves.stderr.trim(),
+      /^rankd: --grades "click=1\.5": click=1\.5: a grade is a whole number from 0 to 31/,
+    );
+    const fromEnv = await rankd(['train', '--app', APP, '--since', '1h'], {
+      EVENTS_LABEL_GRADES: 'purchase=2.5',
+    });
+    assert.notEqual(fromEnv.code, 0);
+    assert.match(
+      fromEnv.stderr,
+      /EVENTS_LABEL_GRADES="purchase=2\.5": purchase=2\.5: a grade is a whole number/,
+    );
+  });
+
+  test('a request logged by an earlier model is left out and counted; with nothing else, the message names the logs and --since', async () => {
+    const { buildServer, loadConfig } = await import('rankd');
+    const { default: older } = await import(join(PACKAGE_ROOT, 'test/fixtures/train/older-model-app.ts'));
+    const server = await buildServer({
+      app: older,
+      config: loadConfig({ REDIS_URL: shop.redisUrl, LOG_LEVEL: 'silent', EVENTS_FLUSH_INTERVAL_MS: '10' }),
+    });
+    const switched = new Date(Date.now() - 1).toISOString();
+    try {
+      assert.ok(await server.rankd.redis.waitUntilReady(5000));
+      const response = await server.inject({
+        method: 'POST',
+        url: '/api/v1/ranking',
+        payload: {
+          request_id: 'older-1',
+          query: { query: 'candle' },
+          candidates: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'].map((product_id) => ({ product_id })),
+          user_page_size: PAGE,
+        },
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const page = (response.json() as { ranked_candidates: Array<{ candidate_id: string }> })
+        .ranked_candidates;
+      await server.rankd.events.flush();
+      await feedback([
+        { request_id: 'older-1', entity_id: page[0]?.candidate_id as string, feedback_type: 'purchase' },
+      ]);
+    } finally {
+      await server.close();
+    }
+    // The newest request, so in the validation set, which the serving model scores from the logs.
+    const run = await rankd(['train', '--app', APP, '--since', '1h', '--no-progress']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `; ${PAGE} impressions left out: ${PAGE} logged without text_match:category \\(by an earlier model or feature set\\)`,
+      ),
+    );
+    const onlyOlder = await rankd(['train', '--app', APP, '--since', switched, '--no-progress']);
+    assert.notEqual(onlyOlder.code, 0);
+    assert.match(
+      onlyOlder.stderr.trim(),
+      /^rankd: feature text_match:category is missing from the logs: the model reads it but no impression in the event stream since \S+ has it; if the model or its features changed, train on the requests logged since \(--since, and --until\)$/,
+    );
+  });
+
   test('a pipeline without a GBDT stage: said so', async () => {
     const run = await rankd([
       'train',

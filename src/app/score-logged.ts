@@ -35,7 +35,8 @@ export async function scoreLogged(
       }
     for (const [group, names] of groups) {
       // The logged value is what the model read, defaults applied: nothing else to default to.
-      const specs: Record<string, FeatureSpec> = {};
+      // Names as logged, whatever they are: none may reach Object.prototype.
+      const specs: Record<string, FeatureSpec> = Object.create(null);
       for (const name of names) specs[name] = Feature.float();
       context.features.declare(group, specs, [candidate.name]);
     }
@@ -45,7 +46,7 @@ export async function scoreLogged(
       const byGroup = new Map<string, Record<string, unknown>>();
       for (const [name, value] of Object.entries(row.features ?? {})) {
         const colon = name.indexOf(':');
-        const values = byGroup.get(name.slice(0, colon)) ?? {};
+        const values = byGroup.get(name.slice(0, colon)) ?? Object.create(null);
         byGroup.set(name.slice(0, colon), values);
         values[name.slice(colon + 1)] = value;
       }

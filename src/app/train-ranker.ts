@@ -1,3 +1,4 @@
+import { SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
 import { type FileModel, isFileModel } from '../models/file-model.js';
 import { allComponents, initializeComponents } from '../request/component.js';
@@ -12,13 +13,7 @@ import {
 } from '../training/index.js';
 import type { PlannedPipeline, RankdApp } from './define-app.js';
 import { scoreLogged } from './score-logged.js';
-import {
-  checkTrainingRows,
-  datasetOf,
-  groupByRequest,
-  splitByTime,
-  TrainingDataError,
-} from './training-data.js';
+import { datasetOf, groupByRequest, splitByTime, TrainingDataError, usableRows } from './training-data.js';
 
 /** What {@link trainRanker} is given. */
 export interface TrainRankerOptions {
@@ -33,6 +28,8 @@ export interface TrainRankerOptions {
   /** Share of the latest requests held out for validation. @defaultValue 0.2 */
   readonly validationShare?: number;
   readonly onProgress?: (progress: TrainProgress) => void;
+  /** Rows already left out while reading (invalid ones); those this stage cannot use are added. */
+  readonly skipped?: SkippedRows;
 }
 
 /** What training gave: the model, its file's text, and the report written next to it. */
@@ -55,6 +52,8 @@ export interface TrainingReport {
     labelled: number;
     train: { requests: number; rows: number };
     validation: { requests: number; rows: number };
+    /** Rows left out, by reason: invalid, logged for other model inputs, past a request's page. */
+    leftOut: Record<string, number>;
   };
   /** k of NDCG@k: the page size, the most impressions a logged request has. */
   k: number;
@@ -103,8 +102,9 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
   const pipeline = planned.pipeline;
   const rows = options.rows.filter((row) => row.api_source === planned.route);
   const features = [...stage.inputs];
-  checkTrainingRows(rows, stage.features, options.source);
-  const requests = groupByRequest(rows.filter((row) => row.features !== null));
+  const skipped = options.skipped ?? new SkippedRows();
+  const usable = usableRows(rows, stage.features, options.source, skipped);
+  const requests = groupByRequest(usable);
   const { train, validation } = splitByTime(requests, options.validationShare ?? 0.2);
   const trainSet = datasetOf(train, features);
   const validationSet = datasetOf(validation, features);
@@ -142,9 +142,10 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
       data: {
         requests: requests.length,
         rows: trainSet.rows + validationSet.rows,
-        labelled: rows.filter((row) => row.label > 0).length,
+        labelled: usable.filter((row) => row.label > 0).length,
         train: count(train),
         validation: count(validation),
+        leftOut: Object.fromEntries(skipped.reasons()),
       },
       k,
       ndcg: { trained, serving, servingModel: `${stage.name}@${stage.version ?? '-'}` },

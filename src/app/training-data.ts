@@ -1,3 +1,4 @@
+import { MAX_IMPRESSIONS_PER_REQUEST, type SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
 import { numericValue } from '../models/feature-matrix.js';
 
@@ -47,10 +48,12 @@ export function datasetOf(requests: readonly TrainingRow[][], features: readonly
   source.forEach((row, i) => {
     labels[i] = row.label;
     const logged = row.features ?? {};
-    for (let j = 0; j < cols; j++)
-      values[i * cols + j] = numericValue(
-        logged[features[j] as string] as Parameters<typeof numericValue>[0],
-      );
+    for (let j = 0; j < cols; j++) {
+      const name = features[j] as string;
+      values[i * cols + j] = Object.hasOwn(logged, name)
+        ? numericValue(logged[name] as Parameters<typeof numericValue>[0])
+        : Number.NaN;
+    }
   });
   return {
     features: [...features],
@@ -85,9 +88,66 @@ export function checkTrainingRows(
   for (const name of features) {
     if (!logged.some((row) => Object.hasOwn(row.features ?? {}, name)))
       throw new TrainingDataError(
-        `feature ${name} is missing from the logs: the model reads it but no impression in ${what} has it`,
+        `feature ${name} is missing from the logs: the model reads it but no impression in ${what} has it` +
+          `${SINCE_THE_CHANGE}`,
       );
   }
+}
+
+/** What to do when the logs are of an earlier model or feature set. */
+const SINCE_THE_CHANGE =
+  '; if the model or its features changed, train on the requests logged since (--since, and --until)';
+
+/**
+ * The rows a model of `features` can train on: each with every one of them logged (a row logged
+ * by an earlier model or feature set lacks some, and its request cannot be scored as the stage
+ * serves now), and a request's first {@link MAX_IMPRESSIONS_PER_REQUEST} rows only. The others are
+ * counted in `skipped`, by reason. Throws a {@link TrainingDataError} naming the logged data and
+ * the `--since`/`--until` fix when none is left, or when the rows say nothing to learn from.
+ */
+export function usableRows(
+  rows: readonly TrainingRow[],
+  features: readonly string[],
+  what: string,
+  skipped: SkippedRows,
+): TrainingRow[] {
+  checkTrainingRows(rows, features, what);
+  const perRequest = new Map<string, number>();
+  const usable: TrainingRow[] = [];
+  let lacking = 0;
+  for (const row of rows) {
+    if (row.features === null) {
+      skipped.add('logged without features (EVENTS_SHOWN_FEATURES was false)');
+      continue;
+    }
+    const logged = row.features;
+    const missing = features.find((name) => !Object.hasOwn(logged, name));
+    if (missing !== undefined) {
+      lacking += 1;
+      skipped.add(`logged without ${missing} (by an earlier model or feature set)`);
+      continue;
+    }
+    const seen = perRequest.get(row.request_id) ?? 0;
+    perRequest.set(row.request_id, seen + 1);
+    if (seen >= MAX_IMPRESSIONS_PER_REQUEST) {
+      skipped.add(`past the ${MAX_IMPRESSIONS_PER_REQUEST} impressions a request shows`);
+      continue;
+    }
+    usable.push(row);
+  }
+  if (usable.length === 0)
+    throw new TrainingDataError(
+      lacking > 0
+        ? `no usable rows: the ${rows.length} impressions in ${what} were logged for other model inputs ` +
+            `(${skipped.describe('impressions')})${SINCE_THE_CHANGE}`
+        : `no usable rows in ${what}: ${skipped.describe('impressions')}`,
+    );
+  if (!usable.some((row) => row.label > 0))
+    throw new TrainingDataError(
+      `no labels: none of the ${usable.length} usable impressions in ${what} got feedback with a grade above 0 ` +
+        `(${skipped.describe('impressions') ?? 'none left out'})${SINCE_THE_CHANGE}`,
+    );
+  return usable;
 }
 
 /**

@@ -2,9 +2,9 @@ import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { loadConfig, readEnvFiles } from '../config/index.js';
+import { parseLabelGrades } from '../config/label-grades.js';
 import { ErrorCode } from '../errors/index.js';
 import { type ExportReport, exportTrainingData } from '../events/export/export-training-data.js';
-import { parseLabelGrades } from '../events/export/label-grades.js';
 import { CliError, type Log } from './cli-error.js';
 import { formatCount, Progress, type ProgressStream } from './load/progress.js';
 import { openEventSource } from './open-event-source.js';
@@ -35,15 +35,15 @@ export interface ExportOutput {
   progress?: ProgressStream;
 }
 
-/** The grades of `--grades` (or `EVENTS_LABEL_GRADES`), or a usage error naming the form expected. */
-export function gradesOption(text: string): Record<string, number> {
-  const grades = parseLabelGrades(text);
-  if (grades === undefined)
+/** The grades of `--grades` (else `EVENTS_LABEL_GRADES`), or a usage error saying what is wrong. */
+export function gradesOption(option: string | undefined, setting: string): Record<string, number> {
+  const parsed = parseLabelGrades(option ?? setting);
+  if (parsed.problem !== undefined)
     throw new CliError(
-      `--grades ${JSON.stringify(text)}: expected feedback types and grades such as purchase=3,add_to_cart=2,click=1`,
+      `${option === undefined ? 'EVENTS_LABEL_GRADES=' : '--grades '}${JSON.stringify(option ?? setting)}: ${parsed.problem}`,
       ErrorCode.CLI_USAGE,
     );
-  return grades;
+  return parsed.grades;
 }
 
 /**
@@ -62,7 +62,7 @@ export async function runEventsExport(
     throw new CliError('--until is before --since: nothing to export', ErrorCode.CLI_USAGE);
   const format = options.format ?? (options.out.endsWith('.csv') ? 'csv' : 'jsonl');
   const config = loadConfig(readEnvFiles(cwd));
-  const grades = gradesOption(options.grades ?? config.EVENTS_LABEL_GRADES);
+  const grades = gradesOption(options.grades, config.EVENTS_LABEL_GRADES);
   // Feedback on the last impressions may arrive up to a window later; nothing is read past now.
   const readUntil = Math.min(untilMs + windowMs, now);
   let unreadable = 0;
@@ -111,10 +111,11 @@ export async function runEventsExport(
       );
     // With --out - the rows are on standard output: the summary must not mix with them.
     const say = toStdout ? output.warn : output.log;
+    const skipped = report.skipped.describe('impressions');
     say(
       `exported ${formatCount(report.rows)} rows (${formatCount(report.labelled)} with a label > 0) from ` +
         `${formatCount(report.events)} events, ${new Date(sinceMs).toISOString()} to ${new Date(untilMs).toISOString()}` +
-        `${toStdout ? '' : ` into ${options.out}`}`,
+        `${toStdout ? '' : ` into ${options.out}`}${skipped === undefined ? '' : `; ${skipped}`}`,
     );
     if (unreadable > 0) output.warn(`${formatCount(unreadable)} entries were not events and were skipped`);
     if (report.cutShort > 0)

@@ -7,6 +7,7 @@ import type { TrainRankerResult } from '../app/train-ranker.js';
 import { TrainingDataError } from '../app/training-data.js';
 import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
+import { rowProblem, SkippedRows } from '../events/export/row-checks.js';
 import { TrainingJoin, type TrainingRow } from '../events/export/training-join.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
@@ -69,7 +70,7 @@ for the model the stage serves now (scored from the same logged inputs), writes 
 JSON) to --out and a report next to it (.report.json). --promote installs it as the stage's file,
 which running servers reload, if it beats the serving model (or with --force).`;
 
-/** The logged rows of a `--from` file (JSON Lines of `rankd events export`). */
+/** The logged rows of a `--from` file (JSON Lines of `rankd events export`), as they are. */
 async function readRows(path: string): Promise<TrainingRow[]> {
   const rows: TrainingRow[] = [];
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
@@ -95,7 +96,7 @@ async function readRows(path: string): Promise<TrainingRow[]> {
  */
 function relabel(rows: TrainingRow[], grades: string | undefined): TrainingRow[] {
   if (grades === undefined) return rows;
-  const grade = gradesOption(grades);
+  const grade = gradesOption(grades, '');
   return rows.map((row) => ({
     ...row,
     label: Math.max(
@@ -107,17 +108,40 @@ function relabel(rows: TrainingRow[], grades: string | undefined): TrainingRow[]
   }));
 }
 
+/**
+ * The valid rows of a `--from` file, labelled again with `--grades` when given; the others are
+ * counted by reason, as an export counts the impressions it leaves out.
+ */
+async function fromRows(
+  from: string,
+  grades: string | undefined,
+  cwd: string,
+): Promise<{ rows: TrainingRow[]; what: string; skipped: SkippedRows }> {
+  const skipped = new SkippedRows();
+  const read = (await readRows(resolve(cwd, from))).filter((row) => {
+    const isObject = typeof row === 'object' && row !== null && !Array.isArray(row);
+    if (!isObject) skipped.add('not a JSON object');
+    return isObject;
+  });
+  const rows = relabel(read, grades).filter((row) => {
+    const problem = rowProblem(row);
+    if (problem !== undefined) skipped.add(problem);
+    return problem === undefined;
+  });
+  return { rows, what: from, skipped };
+}
+
 /** The rows of the event stream (or an event file) joined as `rankd events export` joins them. */
 async function joinedRows(
   options: TrainCommandOptions,
   cwd: string,
-): Promise<{ rows: TrainingRow[]; what: string }> {
+): Promise<{ rows: TrainingRow[]; what: string; skipped: SkippedRows }> {
   if (options.since === undefined)
     throw new CliError('give --since (the event stream) or --from (an exported file)', ErrorCode.CLI_USAGE);
   const now = Date.now();
   const { sinceMs, untilMs, windowMs } = timeRangeOptions({ ...options, since: options.since }, now);
   const config = loadConfig(readEnvFiles(cwd));
-  const grades = gradesOption(options.grades ?? config.EVENTS_LABEL_GRADES);
+  const grades = gradesOption(options.grades, config.EVENTS_LABEL_GRADES);
   const readUntil = Math.min(untilMs + windowMs, now);
   const { source, close } = await openEventSource(config, cwd, options.input, sinceMs, readUntil);
   const what = options.input ?? `the event stream since ${new Date(sinceMs).toISOString()}`;
@@ -126,7 +150,7 @@ async function joinedRows(
     const rows: TrainingRow[] = [];
     for await (const { timeMs, event } of source) rows.push(...join.add(timeMs, event));
     rows.push(...join.finish());
-    return { rows, what };
+    return { rows, what, skipped: join.skipped };
   } finally {
     await close();
   }
@@ -200,10 +224,10 @@ export async function runTrain(
     );
   const app = await loadApp(resolveAppPath(options.app, cwd));
   const { trainRanker } = await import('../app/train-ranker.js');
-  const { rows, what } =
+  const { rows, what, skipped } =
     options.from === undefined
       ? await joinedRows(options, cwd)
-      : { rows: relabel(await readRows(resolve(cwd, options.from)), options.grades), what: options.from };
+      : await fromRows(options.from, options.grades, cwd);
   let result: TrainRankerResult;
   try {
     result = await trainRanker({
@@ -213,6 +237,7 @@ export async function runTrain(
       source: what,
       training: trainingOptions(options),
       validationShare: share,
+      skipped,
       onProgress: progressOf(output.progress ?? process.stderr, options.progress),
     });
   } catch (error) {
@@ -235,7 +260,8 @@ export async function runTrain(
   const { trained, serving, servingModel } = report.ndcg;
   output.log(
     `data: ${report.data.rows} impressions of ${report.data.requests} requests (${report.data.labelled} with feedback); ` +
-      `validation: the latest ${report.data.validation.requests} requests`,
+      `validation: the latest ${report.data.validation.requests} requests` +
+      `${skipped.total === 0 ? '' : `; ${skipped.describe('impressions')}`}`,
   );
   output.log(
     `NDCG@${report.k} on validation: trained ${trained.toFixed(4)}, serving (${servingModel}) ${serving.toFixed(4)}`,

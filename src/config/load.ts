@@ -4,6 +4,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 import { ConfigError, problemsFromSchemaErrors } from '../errors/index.js';
+import { parseLabelGrades } from './label-grades.js';
 import { PREDECESSOR_ONLY_SETTINGS } from './predecessor-settings.js';
 import { type Config, ConfigSchema } from './schema.js';
 
@@ -42,6 +43,12 @@ const BOOLEAN_WORDS: Record<string, boolean> = {
   '0': false,
   no: false,
 };
+
+/** The boolean a setting's text spells, or undefined (own words only: `constructor` is no boolean). */
+function booleanWord(text: string): boolean | undefined {
+  const word = text.trim().toLowerCase();
+  return Object.hasOwn(BOOLEAN_WORDS, word) ? BOOLEAN_WORDS[word] : undefined;
+}
 
 /**
  * The predecessor's switch for event logging: `false` means `EVENTS_SINK=off` unless `EVENTS_SINK`
@@ -182,7 +189,7 @@ export function loadConfig(
       if (/^\d+(\.\d+)?$|^\.\d+$/.test(value.trim())) raw[name] = Number(value.trim());
       else problems.push(`${name}=${JSON.stringify(value)}: expected a number`);
     } else if (BOOLEAN_KEYS.has(name)) {
-      const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+      const flag = booleanWord(value);
       if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
       else raw[name] = flag;
     } else {
@@ -208,6 +215,7 @@ export function loadConfig(
   }
   problems.push(...clusterProblems(withDefaults), ...metricsPortProblems(withDefaults));
   problems.push(...timeoutProblems(withDefaults));
+  problems.push(...labelGradeProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
 }
@@ -219,7 +227,7 @@ function eventLoggingSwitch(
 ): string[] {
   const value = source[EVENT_LOGGING_ENABLED];
   if (value === undefined || value === '') return [];
-  const flag = BOOLEAN_WORDS[value.trim().toLowerCase()];
+  const flag = booleanWord(value);
   if (flag === undefined)
     return [`${EVENT_LOGGING_ENABLED}=${JSON.stringify(value)}: expected true or false`];
   if (!flag && (source.EVENTS_SINK === undefined || source.EVENTS_SINK === '')) raw.EVENTS_SINK = 'off';
@@ -282,4 +290,12 @@ function allowedValues(name: string): string[] | undefined {
 /** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */
 export function redisUrlOf(config: Config): string {
   return config.REDIS_URL ?? `redis://${config.REDIS_HOST}:${config.REDIS_PORT}`;
+}
+
+/** `EVENTS_LABEL_GRADES` as `type=grade,...` with whole grades: `click=1.5` says why it is refused. */
+function labelGradeProblems(settings: Record<string, unknown>): string[] {
+  const text = settings.EVENTS_LABEL_GRADES;
+  if (typeof text !== 'string') return [];
+  const { problem } = parseLabelGrades(text);
+  return problem === undefined ? [] : [`EVENTS_LABEL_GRADES=${JSON.stringify(text)}: ${problem}`];
 }

@@ -164,13 +164,11 @@ export const ConfigSchema = Type.Object({
    */
   EVENTS_SHOWN_FEATURES: Type.Boolean({ default: true }),
   /**
-   * The export's label per feedback type (`type=grade`, comma-separated); other types grade 0,
-   * a row's label is the highest grade of its feedback. @defaultValue `purchase=3,add_to_cart=2,click=1`
+   * The export's label per feedback type (`type=grade`, comma-separated; a grade is a whole number
+   * from 0 to 31, checked in load.ts); other types grade 0, a row's label is the highest grade of
+   * its feedback. @defaultValue `purchase=3,add_to_cart=2,click=1`
    */
-  EVENTS_LABEL_GRADES: Type.String({
-    default: 'purchase=3,add_to_cart=2,click=1',
-    pattern: '^[a-z][a-z0-9_]{0,63}=[0-9]+(\\.[0-9]+)?(,[a-z][a-z0-9_]{0,63}=[0-9]+(\\.[0-9]+)?)*$',
-  }),
+  EVENTS_LABEL_GRADES: Type.String({ default: 'purchase=3,add_to_cart=2,click=1', minLength: 1 }),
   /**
    * About how many events the event stream keeps (`XADD MAXLEN ~`, converted to entries, one per
    * request, by the mean events per entry). @defaultValue `1000000`
@@ -235,6 +233,14 @@ export const ConfigSchema = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ default: 'http://localhost:4318', pattern: '^https?://' }),
   /** `service.name` of the spans. @defaultValue `rankd` */
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
+  /**
+   * Most of its Redis's `maxmemory` the event stream may take, as a share (read with `INFO memory`
+   * at start and every 10 s of writes; no limit when Redis has no `maxmemory`). Whatever the share,
+   * the stream gives memory back when the rest of Redis passes 90% of `maxmemory`: past its budget
+   * it is trimmed, then events are dropped, never an index or feature write refused. Unset: `0.25`
+   * while the stream shares the index's Redis, `1` in a Redis of its own (`EVENTS_REDIS_URL`).
+   */
+  EVENTS_MAXMEMORY_SHARE: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
 });
 
 /**

@@ -52,7 +52,10 @@ export function lenientValue(schema: unknown, value: unknown): unknown {
     case 'string':
       return typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
     case 'boolean':
-      if (typeof value === 'string') return BOOLEAN_TEXT[value.trim().toLowerCase()] ?? value;
+      if (typeof value === 'string') {
+        const word = value.trim().toLowerCase();
+        return Object.hasOwn(BOOLEAN_TEXT, word) ? BOOLEAN_TEXT[word] : value;
+      }
       if (value === 0 || value === 1) return value === 1;
       return value;
     case 'array':

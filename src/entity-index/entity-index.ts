@@ -97,7 +97,8 @@ export class EntityIndex {
     for (let i = 0; i < entities.length && problems.length < MAX_PROBLEMS; i++) {
       let entity = entities[i] as EntityData;
       const key = entityKey ?? (entity[type.idField] === undefined ? `${type.name}_id` : type.idField);
-      const id = entityIdOf(entity[key]);
+      // Own fields only: `entity_key: "constructor"` names no field of the entity.
+      const id = entityIdOf(Object.hasOwn(entity, key) ? entity[key] : undefined);
       if (typeof id !== 'string') {
         problems.push({ loc: [...location, i, key], msg: id.problem, type: id.type });
         continue;

@@ -3,8 +3,15 @@ import { type Config, redisUrlOf } from '../config/index.js';
 import { RedisOutOfMemoryError } from '../errors/index.js';
 import { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
+import { budgetSentence } from './event-budget.js';
 import { EventSink } from './event-sink.js';
-import { type EventWriter, FileEventWriter, NullEventWriter, RedisStreamWriter } from './event-writer.js';
+import {
+  EventBudgetFullError,
+  type EventWriter,
+  FileEventWriter,
+  NullEventWriter,
+  RedisStreamWriter,
+} from './event-writer.js';
 import { EventPolicy } from './recorder.js';
 
 /** Where a sink reports trouble; the server passes its logger. */
@@ -17,7 +24,7 @@ export interface SinkLog {
  * The Redis connection of the event stream, a connection of its own: to `EVENTS_REDIS_URL`, else
  * to the main Redis (or Redis Cluster).
  */
-export function eventRedisOf(config: Config, log?: SinkLog): RedisConnection {
+export function eventRedisOf(config: Config, log?: SinkLog, onReady?: () => void): RedisConnection {
   return new RedisConnection({
     url: config.EVENTS_REDIS_URL ?? redisUrlOf(config),
     clusterNodes: config.EVENTS_REDIS_URL === undefined ? config.REDIS_CLUSTER_NODES : [],
@@ -26,17 +33,21 @@ export function eventRedisOf(config: Config, log?: SinkLog): RedisConnection {
     ...(log === undefined
       ? {}
       : {
-          onStateChange: (event: 'ready' | 'lost', detail: string) =>
-            event === 'lost'
-              ? log.warn(
-                  `Event stream Redis unavailable (${detail}); events wait in the buffer, then are dropped`,
-                )
-              : // A cluster's detail is a sentence (connected ..., a failover ...), a single Redis's its address.
-                log.info(
-                  config.EVENTS_REDIS_URL === undefined && config.REDIS_CLUSTER_NODES.length > 0
-                    ? `Event stream Redis Cluster: ${detail}`
-                    : `Event stream Redis connected at ${detail}`,
-                ),
+          onStateChange: (event: 'ready' | 'lost', detail: string) => {
+            if (event === 'lost')
+              log.warn(
+                `Event stream Redis unavailable (${detail}); events wait in the buffer, then are dropped`,
+              );
+            else {
+              // A cluster's detail is a sentence (connected ..., a failover ...), a single Redis's its address.
+              log.info(
+                config.EVENTS_REDIS_URL === undefined && config.REDIS_CLUSTER_NODES.length > 0
+                  ? `Event stream Redis Cluster: ${detail}`
+                  : `Event stream Redis connected at ${detail}`,
+              );
+              onReady?.();
+            }
+          },
         }),
   });
 }
@@ -49,22 +60,32 @@ export function createEventSink(
   cwd = process.cwd(),
 ): EventSink {
   let writer: EventWriter;
-  if (config.EVENTS_SINK === 'redis')
-    writer = new RedisStreamWriter(
-      eventRedisOf(config, log),
-      keys.events(),
-      {
-        maxEvents: config.EVENTS_STREAM_MAXLEN,
-        maxBytes: config.EVENTS_STREAM_MAX_BYTES,
-        maxAgeMs: config.EVENTS_STREAM_MAX_AGE_MS,
-      },
-      (error) =>
+  if (config.EVENTS_SINK === 'redis') {
+    const caps = {
+      maxEvents: config.EVENTS_STREAM_MAXLEN,
+      maxBytes: config.EVENTS_STREAM_MAX_BYTES,
+      maxAgeMs: config.EVENTS_STREAM_MAX_AGE_MS,
+      maxmemoryShare: config.EVENTS_MAXMEMORY_SHARE ?? (config.EVENTS_REDIS_URL === undefined ? 0.25 : 1),
+    };
+    let stream: RedisStreamWriter | undefined;
+    // Read Redis's maxmemory once connected (and after each reconnection): the budget is said at start.
+    const redis = eventRedisOf(config, log, () => void stream?.refresh());
+    stream = new RedisStreamWriter(redis, keys.events(), caps, {
+      onAgeTrimFailure: (error) =>
         log?.warn(
           `The event Redis refuses XTRIM MINID (${error instanceof Error ? error.message : String(error)}): ` +
             'it is older than 6.2, so EVENTS_STREAM_MAX_AGE_MS is not applied; the other caps are',
         ),
-    );
-  else if (config.EVENTS_SINK === 'file') writer = new FileEventWriter(resolve(cwd, config.EVENTS_FILE));
+      onBudget: (budget) => {
+        const sentence = budgetSentence(budget, caps.maxBytes, caps.maxmemoryShare);
+        // Said when the cap does not fit in maxmemory (or Redis is already near it); else a note.
+        if (budget.limit === 'share' || budget.limit === 'room')
+          log?.warn(`Event budget: ${sentence}. Past it the stream is trimmed, then events are dropped`);
+        else log?.info(`Event budget: ${sentence}`);
+      },
+    });
+    writer = stream;
+  } else if (config.EVENTS_SINK === 'file') writer = new FileEventWriter(resolve(cwd, config.EVENTS_FILE));
   else writer = new NullEventWriter();
   return new EventSink({
     writer,
@@ -86,12 +107,16 @@ export function createEventSink(
       : {
           onWriteFailure: (error: unknown) =>
             log.warn(
-              error instanceof RedisOutOfMemoryError
-                ? 'The event Redis is out of memory and refuses the stream (its cap already applied): ' +
+              error instanceof EventBudgetFullError
+                ? `The event stream has no room within its memory budget (${error.reason}): events are ` +
+                    'dropped and counted in rankd_events_dropped_total{reason="over_budget"}, never an index or ' +
+                    'feature write refused, until there is room. Said once until events are written again.'
+                : error instanceof RedisOutOfMemoryError
+                  ? 'The event Redis is out of memory and refuses the stream (its cap already applied): ' +
                     'events are dropped and counted in rankd_events_dropped_total{reason="redis_oom"} until ' +
                     'it has room. Raise its maxmemory, set EVENTS_REDIS_URL to a Redis of its own, or lower ' +
                     'EVENTS_STREAM_MAX_BYTES (docs/guides/deploy.md). Said once until events are written again.'
-                : `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
+                  : `Writing events failed (${error instanceof Error ? error.message : String(error)}); ` +
                     'their events are dropped and counted',
             ),
           onWriteRecovery: (dropped: number) =>

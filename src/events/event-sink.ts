@@ -1,6 +1,6 @@
 import { RedisOutOfMemoryError } from '../errors/index.js';
 import { type EventRecord, recordOf, recordsOf } from './event-record.js';
-import type { EventWriter } from './event-writer.js';
+import { EventBudgetFullError, type EventWriter } from './event-writer.js';
 import type { EventPolicy, RankdEvent, RequestEvents } from './recorder.js';
 
 /**
@@ -30,9 +30,16 @@ export interface EventSinkStats {
 /**
  * Why events were dropped: `buffer_full` (the sink was slow or down, or closed), `redis_oom` (the
  * event Redis refused the batch for memory), `write_failed` (any other failed batch), `not_json`
- * (a custom event that is not JSON), `closing` (still waiting at the end of the close wait).
+ * (a custom event that is not JSON), `closing` (still waiting at the end of the close wait),
+ * `over_budget` (no room within the stream's memory budget, once trimmed: see event-budget.ts).
  */
-export type DropReason = 'buffer_full' | 'redis_oom' | 'write_failed' | 'not_json' | 'closing';
+export type DropReason =
+  | 'buffer_full'
+  | 'redis_oom'
+  | 'write_failed'
+  | 'not_json'
+  | 'closing'
+  | 'over_budget';
 
 /** Every {@link DropReason}, in the order metrics list them. */
 export const DROP_REASONS: readonly DropReason[] = [
@@ -41,6 +48,7 @@ export const DROP_REASONS: readonly DropReason[] = [
   'write_failed',
   'not_json',
   'closing',
+  'over_budget',
 ];
 
 /** How a sink buffers and batches. */
@@ -94,13 +102,14 @@ export class EventSink {
   #pending = 0;
   #written = 0;
   #dropped = 0;
-  /** Drops by reason: five counters, not an entry per request. */
+  /** Drops by reason: six counters, not an entry per request. */
   readonly #droppedBy: Record<DropReason, number> = {
     buffer_full: 0,
     redis_oom: 0,
     write_failed: 0,
     not_json: 0,
     closing: 0,
+    over_budget: 0,
   };
   /** Events dropped since writes started failing, for the recovery message. */
   #droppedWhileFailing = 0;
@@ -241,7 +250,14 @@ export class EventSink {
       return true;
     } catch (error) {
       this.#failedBatches += 1;
-      this.#drop(error instanceof RedisOutOfMemoryError ? 'redis_oom' : 'write_failed', count);
+      this.#drop(
+        error instanceof RedisOutOfMemoryError
+          ? 'redis_oom'
+          : error instanceof EventBudgetFullError
+            ? 'over_budget'
+            : 'write_failed',
+        count,
+      );
       if (!this.#failing) {
         this.#droppedWhileFailing = count;
         this.#options.onWriteFailure?.(error);

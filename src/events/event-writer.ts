@@ -2,6 +2,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { ErrorReply } from '@redis/client';
 import { EventSinkUnavailableError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
+import { budgetSentence, type EventBudget, eventBudget } from './event-budget.js';
 import { type EventRecord, recordFields, recordJson } from './event-record.js';
 
 /** Where event records end up: a Redis stream, a file, or nowhere. */
@@ -22,11 +23,35 @@ export interface StreamCaps {
   readonly maxBytes: number;
   /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
   readonly maxAgeMs: number;
+  /** Share of its Redis's `maxmemory` the stream may take (`EVENTS_MAXMEMORY_SHARE`). */
+  readonly maxmemoryShare: number;
+}
+
+/** What a stream writer tells its owner (the server logs it). */
+export interface StreamWriterEvents {
+  /** The Redis refuses `XTRIM MINID` (older than 6.2): the age cap is off. */
+  onAgeTrimFailure?(error: unknown): void;
+  /** The budget was read for the first time, or Redis's `maxmemory` or what bounds the stream changed. */
+  onBudget?(budget: EventBudget): void;
+}
+
+/**
+ * Events refused because the stream has no room within its budget (its share of `maxmemory`, or
+ * what the index leaves): the stream was trimmed first. Feedback answers 503 with it; the sink
+ * counts a batch's events as dropped `over_budget`.
+ */
+export class EventBudgetFullError extends EventSinkUnavailableError {
+  constructor(
+    /** Why there is no room, in a sentence: what bounds the stream. */
+    readonly reason: string,
+  ) {
+    super('the event stream', new Error(`no room within its memory budget: ${reason}`));
+  }
 }
 
 /** Entries written between two measurements of the stream's bytes, at most (or {@link MEASURE_EVERY_MS}). */
 const MEASURE_EVERY_ENTRIES = 1000;
-/** Longest time between two measurements of the stream's bytes. */
+/** Longest time between two measurements of the stream's bytes and its Redis's memory. */
 const MEASURE_EVERY_MS = 10_000;
 /** Shortest time between two age trims: `XTRIM MINID ~` only removes whole nodes anyway. */
 const AGE_TRIM_EVERY_MS = 1000;
@@ -42,21 +67,26 @@ const ESTIMATED_OVERHEAD = 1.25;
  * its connection, so event batches never queue behind (or in front of) a request's reads on the
  * server's connection.
  *
- * Three caps, the tightest wins: `EVENTS_STREAM_MAXLEN` counts events, converted to entries with the
- * mean events per record written so far; `EVENTS_STREAM_MAX_BYTES` is converted to entries with the
- * stream's measured bytes per entry (`MEMORY USAGE` ÷ `XLEN`, every 1000 entries or 10 s); both
- * become XADD's `MAXLEN ~`. The age cap is an `XTRIM MINID ~` at most once a second.
+ * Caps, the tightest wins: `EVENTS_STREAM_MAXLEN` counts events, converted to entries with the
+ * mean events per record written so far; the byte budget (see {@link eventBudget}: the byte cap,
+ * the share of `maxmemory`, and what the index leaves) is converted to entries with the stream's
+ * measured bytes per entry (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is
+ * ready, before the first write, then every 1000 entries or 10 s); both become XADD's `MAXLEN ~`.
+ * The age cap is an `XTRIM MINID ~` at most once a second.
  *
- * A Redis out of memory refuses XADD, the very command that would trim the stream, but runs XTRIM
- * (it frees memory): the stream is trimmed to its cap, and the batch tried again once if that
- * removed anything; else the {@link RedisOutOfMemoryError} goes to the sink, which drops the batch.
+ * A budget too small for one entry (Redis near its `maxmemory` with other data) trims the stream
+ * and refuses the batch ({@link EventBudgetFullError}); it is read again before each write until
+ * there is room. A Redis out of memory refuses XADD, the very command that would trim the stream,
+ * but runs XTRIM (it frees memory): the stream is trimmed to its cap, and the batch tried again once
+ * if that removed anything; else the {@link RedisOutOfMemoryError} goes to the sink, which drops
+ * the batch.
  */
 export class RedisStreamWriter implements EventWriter {
   readonly kind = 'redis';
   readonly #redis: RedisConnection;
   readonly #key: string;
   readonly #caps: StreamCaps;
-  readonly #onAgeTrimFailure: ((error: unknown) => void) | undefined;
+  readonly #listeners: StreamWriterEvents;
   #records = 0;
   #events = 0;
   /** Characters of the field values written, for the estimate before a measurement. */
@@ -66,17 +96,18 @@ export class RedisStreamWriter implements EventWriter {
   #measuredAt = 0;
   #ageTrimmedAt = 0;
   #ageTrimBroken = false;
+  #budget: EventBudget;
+  /** The last write found no room: the budget is read again before the next. */
+  #full = false;
+  /** Whether `INFO memory` has been read once (the first reading is always reported). */
+  #memoryKnown = false;
 
-  constructor(
-    redis: RedisConnection,
-    key: string,
-    caps: StreamCaps,
-    onAgeTrimFailure?: (error: unknown) => void,
-  ) {
+  constructor(redis: RedisConnection, key: string, caps: StreamCaps, events: StreamWriterEvents = {}) {
     this.#redis = redis;
     this.#key = key;
     this.#caps = caps;
-    this.#onAgeTrimFailure = onAgeTrimFailure;
+    this.#listeners = events;
+    this.#budget = eventBudget(caps.maxBytes, caps.maxmemoryShare, undefined, 0);
     redis.connect();
   }
 
@@ -84,7 +115,20 @@ export class RedisStreamWriter implements EventWriter {
     return this.#redis.isReady;
   }
 
-  /** The `MAXLEN ~` of the next write: the tighter of the event cap and the byte cap, in entries. */
+  /** The byte budget as last read. */
+  get budget(): EventBudget {
+    return this.#budget;
+  }
+
+  /**
+   * Reads the stream's size and its Redis's memory now (the server calls it once the connection is
+   * ready: the budget is known, and said when the cap does not fit, before any event is written).
+   */
+  async refresh(): Promise<void> {
+    await this.#measure(Date.now());
+  }
+
+  /** The `MAXLEN ~` of the next write: the tighter of the event cap and the byte budget, in entries (0: none fits). */
   get maxEntries(): number {
     let cap =
       this.#events === 0
@@ -93,9 +137,10 @@ export class RedisStreamWriter implements EventWriter {
     const perEntry =
       this.#bytesPerEntry ??
       (this.#records === 0 ? undefined : (ESTIMATED_OVERHEAD * this.#chars) / this.#records);
-    if (this.#caps.maxBytes > 0 && perEntry !== undefined && perEntry > 0)
-      cap = Math.min(cap, Math.floor(this.#caps.maxBytes / perEntry));
-    return Math.max(1, cap);
+    const bytes = this.#budget.bytes;
+    if (Number.isFinite(bytes) && perEntry !== undefined && perEntry > 0)
+      cap = Math.min(cap, Math.floor(bytes / perEntry));
+    return Math.max(0, cap);
   }
 
   async write(records: readonly EventRecord[]): Promise<void> {
@@ -105,15 +150,29 @@ export class RedisStreamWriter implements EventWriter {
     for (const fields of entries)
       for (let i = 1; i < fields.length; i += 2) this.#chars += (fields[i] as string).length;
     this.#records += records.length;
+    if (this.#measuredAt === 0 || this.#full) await this.#measure(Date.now());
     const maxEntries = this.maxEntries;
+    if (maxEntries < 1) {
+      // No room for one entry: give back what the stream holds, then refuse (trimmed first, then dropped).
+      this.#full = true;
+      await this.#trim(0, Date.now());
+      throw new EventBudgetFullError(
+        budgetSentence(this.#budget, this.#caps.maxBytes, this.#caps.maxmemoryShare),
+      );
+    }
+    this.#full = false;
     try {
       await this.#redis.appendToStream(this.#key, entries, maxEntries);
     } catch (error) {
       if (!(error instanceof RedisOutOfMemoryError)) throw error;
       // The stream may be what filled Redis (its cap not yet measured, or just lowered): XTRIM is
-      // allowed when XADD is not. A stream already within its cap frees nothing: the batch is dropped.
+      // allowed when XADD is not. A stream already within its cap frees nothing: the batch is
+      // dropped, and the budget read again before the next (the index may have taken the room).
       const freed = await this.#trim(maxEntries, Date.now());
-      if (freed === 0) throw error;
+      if (freed === 0) {
+        this.#full = true;
+        throw error;
+      }
       await this.#redis.appendToStream(this.#key, entries, maxEntries);
     }
     this.#entriesSinceMeasure += records.length;
@@ -121,10 +180,9 @@ export class RedisStreamWriter implements EventWriter {
     if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken && now - this.#ageTrimmedAt >= AGE_TRIM_EVERY_MS)
       await this.#trimByAge(now);
     if (
-      this.#caps.maxBytes > 0 &&
-      (this.#bytesPerEntry === undefined ||
-        this.#entriesSinceMeasure >= Math.min(MEASURE_EVERY_ENTRIES, Math.ceil(maxEntries / 10)) ||
-        now - this.#measuredAt >= MEASURE_EVERY_MS)
+      this.#bytesPerEntry === undefined ||
+      this.#entriesSinceMeasure >= Math.min(MEASURE_EVERY_ENTRIES, Math.ceil(maxEntries / 10)) ||
+      now - this.#measuredAt >= MEASURE_EVERY_MS
     )
       await this.#measure(now);
   }
@@ -154,19 +212,29 @@ export class RedisStreamWriter implements EventWriter {
         /syntax error/i.test(error.cause.message)
       ) {
         this.#ageTrimBroken = true;
-        this.#onAgeTrimFailure?.(error.cause);
+        this.#listeners.onAgeTrimFailure?.(error.cause);
       }
       return 0;
     }
   }
 
-  /** Bytes per entry of the stream as Redis stores it; kept as it was when the stream is empty or the read fails. */
+  /**
+   * Bytes per entry of the stream as Redis stores them (kept as they were when the stream is empty
+   * or the read fails), and the byte budget from its Redis's memory; the owner is told when
+   * `maxmemory`, or what bounds the stream, changed.
+   */
   async #measure(now: number): Promise<void> {
     this.#measuredAt = now;
     this.#entriesSinceMeasure = 0;
     const size = await this.#redis.streamSize(this.#key).catch(() => undefined);
-    if (size !== undefined && size.entries > 0 && size.bytes > 0)
-      this.#bytesPerEntry = size.bytes / size.entries;
+    if (size === undefined) return;
+    if (size.entries > 0 && size.bytes > 0) this.#bytesPerEntry = size.bytes / size.entries;
+    const before = this.#budget;
+    const first = this.#memoryKnown === false;
+    this.#memoryKnown = true;
+    this.#budget = eventBudget(this.#caps.maxBytes, this.#caps.maxmemoryShare, size.memory, size.bytes);
+    if (first || before.maxmemory !== this.#budget.maxmemory || before.limit !== this.#budget.limit)
+      this.#listeners.onBudget?.(this.#budget);
   }
 }
 

@@ -211,7 +211,7 @@ export class RankdMetrics {
       name: 'rankd_events_dropped_total',
       help:
         'Events dropped, by reason: buffer_full (the sink slow or down), redis_oom (the event Redis ' +
-        'out of memory), write_failed, not_json, closing',
+        'out of memory), write_failed, not_json, closing, over_budget (no room within the stream memory budget)',
       labelNames: ['reason'] as const,
       registers: [registry],
       collect: () => {
@@ -231,7 +231,7 @@ export class RankdMetrics {
         }
       },
     });
-    // One entry per reason (five), not per request; at zero from the start for `increase()` alerts.
+    // One entry per reason (six), not per request; at zero from the start for `increase()` alerts.
     const droppedSeen = new Map<string, number>();
     for (const reason of DROP_REASONS) dropped.labels(reason).inc(0);
     mirroredCounter(

@@ -210,8 +210,16 @@ function referencesOf(type: EntityType): Array<[string, EntityReference]> {
 
 /** Fills what `entity` (a caller's object) lacks from the stored values: the caller's values win. */
 function fillFrom(entity: Record<string, unknown>, values: EntityData): void {
-  for (const field in values) {
-    if (entity[field] === undefined || entity[field] === null) entity[field] = values[field];
+  for (const field of Object.keys(values)) {
+    // A stored field may have any name: `constructor` is filled in, `__proto__` never changes the prototype.
+    const own = Object.hasOwn(entity, field) ? entity[field] : undefined;
+    if (own === undefined || own === null)
+      Object.defineProperty(entity, field, {
+        value: values[field],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
   }
 }
 

@@ -12,7 +12,7 @@ import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
 import { hashSlot } from './hash-slot.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
-import { isOutOfMemoryReply, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
+import { isOutOfMemoryReply, type MemoryReport, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
 import {
   type NodeOutage,
   type OutageCause,
@@ -349,20 +349,28 @@ export class RedisConnection {
    * Bytes stream `key` takes (`MEMORY USAGE ... SAMPLES 100`: Redis sums 100 of its nodes and
    * extrapolates, a bounded cost whatever the stream's length; the default 5 missed the rare large
    * entries, e.g. sampled FEATURE events, by 20%) and its entries (`XLEN`), read together; 0 and 0
-   * when it does not exist.
+   * when it does not exist. With them, `INFO memory` of the node holding it (its `maxmemory` and
+   * what it uses), undefined when the reply lacks the fields.
    */
-  async streamSize(key: string): Promise<{ bytes: number; entries: number }> {
-    const [bytes, entries] = await this.#run(
+  async streamSize(
+    key: string,
+  ): Promise<{ bytes: number; entries: number; memory: MemoryReport | undefined }> {
+    const [bytes, entries, info] = await this.#run(
       () =>
         Promise.all([
           this.#transport.send(key, true, ['MEMORY', 'USAGE', key, 'SAMPLES', '100']),
           this.#transport.send(key, true, ['XLEN', key]),
+          this.#transport.send(key, false, ['INFO', 'memory']),
         ]),
       'memory_usage',
       true,
       key,
     );
-    return { bytes: Number(bytes ?? 0), entries: Number(entries ?? 0) };
+    return {
+      bytes: Number(bytes ?? 0),
+      entries: Number(entries ?? 0),
+      memory: parseMemoryInfo(String(info)),
+    };
   }
 
   /**
@@ -382,7 +390,8 @@ export class RedisConnection {
       key,
     )) as Array<[Buffer | string, Array<Buffer | string>]> | null;
     return (reply ?? []).map(([id, flat]) => {
-      const fields: Record<string, string> = {};
+      // Field names are whatever the entry's writer chose: none may reach Object.prototype.
+      const fields: Record<string, string> = Object.create(null);
       for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
       return { id: String(id), fields };
     });

@@ -18,7 +18,7 @@ export interface FeatureBins {
   readonly columns: Uint8Array;
   /** Per feature: ascending float32 cut points. */
   readonly cuts: readonly Float32Array[];
-  /** Per feature: the smallest float32 above every value, NaN when there is none (no finite value, or +Infinity present). */
+  /** Per feature: the smallest float32 above every value, NaN when there is none (no finite value, or one past float32's range). */
   readonly upper: Float64Array;
   /** Per feature: the first histogram slot; feature f owns `offsets[f] .. offsets[f + 1]` (values, then missing). */
   readonly offsets: Uint32Array;
@@ -78,7 +78,7 @@ export function binOf(cuts: Float32Array, x: number): number {
 
 /**
  * Bins every feature of a row-major `rows × features` matrix into at most `maxBins` bins (missing
- * values included, in a bin of their own), by quantiles of the non-missing values.
+ * values, NaN and ±Infinity, in a bin of their own), by quantiles of the non-missing values.
  */
 export function binFeatures(
   values: Float64Array,
@@ -99,7 +99,10 @@ export function binFeatures(
     let finite = 0;
     let infinite = false;
     for (let r = 0; r < rows; r++) {
-      const x = Math.fround(values[r * features + f] as number);
+      // ±Infinity is missing (as models read it); a finite value past float32's range is not.
+      const raw = values[r * features + f] as number;
+      if (!Number.isFinite(raw)) continue;
+      const x = Math.fround(raw);
       if (Number.isFinite(x)) column[finite++] = x;
       else if (x === Number.POSITIVE_INFINITY) infinite = true;
     }
@@ -112,8 +115,8 @@ export function binFeatures(
     const missingBin = featureCuts.length + 1;
     offsets[f + 1] = (offsets[f] as number) + missingBin + 1;
     for (let r = 0; r < rows; r++) {
-      const x = Math.fround(values[r * features + f] as number);
-      const bin = Number.isNaN(x) ? missingBin : binOf(featureCuts, x);
+      const raw = values[r * features + f] as number;
+      const bin = Number.isFinite(raw) ? binOf(featureCuts, Math.fround(raw)) : missingBin;
       bins[r * features + f] = bin;
       columns[f * rows + r] = bin;
     }

@@ -19,13 +19,17 @@ export interface RankingRow {
   readonly label: number;
   /**
    * The feature values, by name or by column (in the order of `features`). Anything but a
-   * number (null, undefined, a string) is missing, as it is to rankd's models.
+   * finite number (null, undefined, a string, NaN, ±Infinity) is missing, as it is to rankd's
+   * models; a boolean is 1 or 0, as models read it.
    */
   readonly values: ArrayLike<unknown> | Readonly<Record<string, unknown>>;
 }
 
+/** What a served model reads for `value` (`numericValue`'s rule): ±Infinity is missing, as NaN is. */
 function numberOrNaN(value: unknown): number {
-  return typeof value === 'number' ? value : Number.NaN;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : Number.NaN;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return Number.NaN;
 }
 
 /**
@@ -78,7 +82,10 @@ export function datasetFromRows(features: readonly string[], rows: Iterable<Rank
       const source = row.values as ArrayLike<unknown> & Readonly<Record<string, unknown>>;
       const byColumn = Array.isArray(source) || ArrayBuffer.isView(source);
       for (let f = 0; f < width; f++) {
-        values[r * width + f] = numberOrNaN(byColumn ? source[f] : source[features[f] as string]);
+        const name = features[f] as string;
+        values[r * width + f] = numberOrNaN(
+          byColumn ? source[f] : Object.hasOwn(source, name) ? source[name] : undefined,
+        );
       }
       r++;
     }

@@ -25,7 +25,7 @@ export interface RankingDataset {
   readonly features: readonly string[];
   /** Number of rows. */
   readonly rows: number;
-  /** Row-major values, `rows × features.length`; NaN is a missing value. */
+  /** Row-major values, `rows × features.length`; NaN (and ±Infinity) is a missing value. */
   readonly values: Float64Array;
   /** Each row's grade: 0 is not relevant, higher is better (gain 2^label − 1). At most 31. */
   readonly labels: Float64Array;
@@ -43,6 +43,7 @@ export const MAX_LABEL = 31;
 export function checkDataset(dataset: RankingDataset, name = 'data set'): void {
   const { features, rows, values, labels, groups } = dataset;
   if (!Number.isInteger(rows) || rows < 0) throw new TrainingInputError(`${name}: rows is ${rows}`);
+  if (rows === 0) throw new TrainingInputError(`${name}: no rows`);
   if (values.length !== rows * features.length) {
     throw new TrainingInputError(
       `${name}: ${values.length} values for ${rows} rows × ${features.length} features (${rows * features.length} expected)`,
@@ -61,9 +62,9 @@ export function checkDataset(dataset: RankingDataset, name = 'data set'): void {
   }
   for (let r = 0; r < rows; r++) {
     const label = labels[r] as number;
-    if (!(label >= 0 && label <= MAX_LABEL)) {
+    if (!(Number.isInteger(label) && label >= 0 && label <= MAX_LABEL)) {
       throw new TrainingInputError(
-        `${name}: row ${r} has label ${label}; labels are grades from 0 to ${MAX_LABEL}`,
+        `${name}: row ${r} has label ${label}; labels are whole grades from 0 to ${MAX_LABEL}`,
       );
     }
   }

@@ -104,8 +104,9 @@ export class TrainedModel {
   ) {}
 
   /**
-   * Scores a row-major `rows × features` matrix (NaN for missing), as XGBoost and rankd's
-   * evaluator do: values compared as float32, the leaves summed in float32 in tree order.
+   * Scores a row-major `rows × features` matrix (NaN for missing), as rankd's served `gbdtModel`
+   * does: values compared as float32, the leaves summed in float32 in tree order, and ±Infinity
+   * read as missing, as the served model reads a feature that is not a finite number.
    */
   predict(values: Float64Array, rows: number): Float64Array {
     const width = this.features.length;

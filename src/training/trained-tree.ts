@@ -24,14 +24,18 @@ export interface TrainedTree {
   readonly count: Uint32Array;
 }
 
-/** The leaf value `tree` gives the row at `offset` of a row-major matrix (XGBoost's float32 comparisons). */
+/**
+ * The leaf value `tree` gives the row at `offset` of a row-major matrix (XGBoost's float32
+ * comparisons); NaN and ±Infinity take the missing-value branch.
+ */
 export function treeLeafValue(tree: TrainedTree, values: Float64Array, offset: number): number {
   const { left, right, feature, threshold, defaultLeft } = tree;
   let node = 0;
   let next = left[0] as number;
   while (next >= 0) {
     const x = values[offset + (feature[node] as number)] as number;
-    if (Number.isNaN(x)) {
+    // ±Infinity is missing, as NaN is: the served gbdtModel reads features so (numericValue).
+    if (!Number.isFinite(x)) {
       node = defaultLeft[node] === 1 ? next : (right[node] as number);
     } else {
       node = Math.fround(x) < (threshold[node] as number) ? next : (right[node] as number);

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { EntityType } from '../../entities/define-entity.js';
 import type { FeatureView } from '../../features/define-feature-view.js';
-import type { FeatureKind } from '../../features/feature-kind.js';
+import { type FeatureKind, featureSpecOf } from '../../features/feature-kind.js';
 import type { CellParser, ColumnParsers } from './csv.js';
 
 // Plain decimal notation only: Number() would also take '0x1f', 'Infinity' and surrounding spaces.
@@ -17,7 +17,10 @@ const asNumber: CellParser = (cell) => {
   return DECIMAL.test(text) ? Number(text) : cell;
 };
 
-const asBoolean: CellParser = (cell) => BOOLEANS[cell.trim().toLowerCase()] ?? cell;
+const asBoolean: CellParser = (cell) => {
+  const word = cell.trim().toLowerCase();
+  return Object.hasOwn(BOOLEANS, word) ? BOOLEANS[word] : cell;
+};
 
 const asJson: CellParser = (cell) => {
   try {
@@ -57,7 +60,7 @@ export function featureColumns(view: FeatureView): ColumnParsers {
   return (column) => {
     if (column === 'entity_id') return view.entityTypes.length === 1 ? asText : asJson;
     if (column === 'event_timestamp') return asTimestamp;
-    const spec = view.features[column];
+    const spec = featureSpecOf(view.features, column);
     return spec === undefined ? asText : FEATURE_CELLS[spec.kind];
   };
 }

@@ -125,12 +125,14 @@ export async function* readCsv(
         };
         continue;
       }
-      const value: Record<string, unknown> = {};
+      const cells: Array<[string, unknown]> = [];
       for (let i = 0; i < fields.length; i++) {
         const cell = fields[i] as string;
-        if (cell.length > 0) value[header.names[i] as string] = (header.read[i] as CellParser)(cell);
+        if (cell.length > 0) cells.push([header.names[i] as string, (header.read[i] as CellParser)(cell)]);
       }
-      yield { line, value };
+      // Own members whatever the column's name: a `__proto__` column is a field (refused as
+      // unknown), not the row's prototype, as JSON Lines rows read it too.
+      yield { line, value: Object.fromEntries(cells) };
     }
   };
   const failure = (error: unknown) => {

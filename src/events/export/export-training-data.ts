@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { TimedEvent } from './event-sources.js';
+import type { SkippedRows } from './row-checks.js';
 import { CsvRowWriter, JsonlRowWriter, type RowWriter } from './row-writers.js';
 import { type JoinOptions, TrainingJoin, type TrainingRow } from './training-join.js';
 
@@ -22,6 +23,8 @@ export interface ExportReport {
   labelled: number;
   /** Requests written before their window ended, to bound memory (see `maxPendingImpressions`). */
   cutShort: number;
+  /** Impressions in the time range that made no row, by reason: invalid, or past a request's page. */
+  skipped: SkippedRows;
 }
 
 /**
@@ -32,7 +35,7 @@ export async function exportTrainingData(options: ExportOptions): Promise<Export
   const join = new TrainingJoin(options);
   const writer: RowWriter =
     options.format === 'csv' ? new CsvRowWriter(options.out) : new JsonlRowWriter(options.out);
-  const report: ExportReport = { events: 0, rows: 0, labelled: 0, cutShort: 0 };
+  const report: ExportReport = { events: 0, rows: 0, labelled: 0, cutShort: 0, skipped: join.skipped };
   const emit = async (rows: TrainingRow[]) => {
     for (const row of rows) {
       await writer.write(row);

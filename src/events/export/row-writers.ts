@@ -99,10 +99,15 @@ export class CsvRowWriter implements RowWriter {
       });
       for await (const line of lines) {
         const row = JSON.parse(line) as TrainingRow;
+        // Own members only: a row without an experiment or feature named `constructor` has an empty cell.
+        const own = (object: object | null, key: string) =>
+          object !== null && Object.hasOwn(object, key)
+            ? (object as Record<string, unknown>)[key]
+            : undefined;
         const cells = [
           ...LEADING.map((c) => row[c]),
-          ...experiments.map((id) => row.experiments[id]),
-          ...features.map((name) => row.features?.[name]),
+          ...experiments.map((id) => own(row.experiments, id)),
+          ...features.map((name) => own(row.features, name)),
           ...LABELS.map((c) => row[c]),
         ];
         await writeText(this.#out, `${cells.map(csvCell).join(',')}\n`);

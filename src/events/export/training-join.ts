@@ -1,5 +1,6 @@
 import type { RankdEvent } from '../recorder.js';
-import { DEFAULT_LABEL_GRADES } from './label-grades.js';
+import { DEFAULT_LABEL_GRADES, gradeOf } from './label-grades.js';
+import { MAX_IMPRESSIONS_PER_REQUEST, rowProblem, SkippedRows } from './row-checks.js';
 
 /** One exported row: an impression, what produced it, and what the user did about it. */
 export interface TrainingRow {
@@ -54,7 +55,9 @@ export interface JoinOptions {
 interface Impression {
   key: string;
   type: string;
+  /** '' when the event names no entity (the row is then skipped). */
   id: string;
+  /** NaN when the event's is not a number (the row is then skipped). */
   position: number;
   score: number;
   inRange: boolean;
@@ -78,6 +81,11 @@ interface RequestState {
 }
 
 const keyOf = (type: unknown, id: unknown) => `${String(type)}\u0000${String(id)}`;
+/** An entity id as logged: text, or a number as its decimal text; '' when there is none. */
+const idOf = (value: unknown) =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+/** Tables keyed by names from the stream: no name reaches `Object.prototype` (`__proto__`, `constructor`). */
+const table = <T>(): Record<string, T> => Object.create(null);
 const asString = (value: unknown) =>
   typeof value === 'string' ? value : value == null ? null : String(value);
 
@@ -97,6 +105,8 @@ export class TrainingJoin {
   #pendingImpressions = 0;
   /** Requests written before their window ended, to bound memory. */
   cutShort = 0;
+  /** Impressions that made no row, by reason (see {@link rowProblem}). */
+  readonly skipped = new SkippedRows();
 
   constructor(options: JoinOptions) {
     this.#options = {
@@ -137,25 +147,34 @@ export class TrainingJoin {
       data.entity_identifier ?? data.feature_identifier,
     );
     switch (event.event_type) {
-      case 'IMPRESSION':
+      case 'IMPRESSION': {
         state.envelope = event;
+        const inRange = timeMs >= this.#options.sinceMs && timeMs <= this.#options.untilMs;
+        // One request shows at most a page: an entry claiming more is bounded as a request is.
+        if (state.impressions.length >= MAX_IMPRESSIONS_PER_REQUEST) {
+          if (inRange)
+            this.skipped.add(`past the ${MAX_IMPRESSIONS_PER_REQUEST} impressions a request shows`);
+          break;
+        }
+        const order = data.impression_order;
         state.impressions.push({
           key,
-          type: String(data.entity_identifier_type),
-          id: String(data.entity_identifier),
-          position: Number(data.impression_order),
+          type: typeof data.entity_identifier_type === 'string' ? data.entity_identifier_type : '',
+          id: idOf(data.entity_identifier),
+          position: typeof order === 'number' ? order : Number.NaN,
           score: Number(data.impression_score),
-          inRange: timeMs >= this.#options.sinceMs && timeMs <= this.#options.untilMs,
+          inRange,
         });
         this.#pendingImpressions += 1;
         break;
+      }
       case 'MODEL':
         if (this.#keeps(state, key))
           state.models.set(key, { name: asString(data.model_name), version: asString(data.model_version) });
         break;
       case 'FEATURE':
         if (this.#keeps(state, key)) {
-          const values = state.features.get(key) ?? {};
+          const values = state.features.get(key) ?? table<unknown>();
           state.features.set(key, values);
           values[String(data.feature_name)] = data.feature_value ?? null;
         }
@@ -182,10 +201,14 @@ export class TrainingJoin {
   #addRows(state: RequestState, data: Record<string, unknown>): void {
     const names = Array.isArray(data.feature_names) ? (data.feature_names as unknown[]).map(String) : [];
     const type = data.entity_identifier_type;
-    for (const row of Array.isArray(data.rows) ? (data.rows as unknown[]) : []) {
+    // Rows of the shown candidates: a page's worth at most, as for impressions.
+    const rows = Array.isArray(data.rows)
+      ? (data.rows as unknown[]).slice(0, MAX_IMPRESSIONS_PER_REQUEST)
+      : [];
+    for (const row of rows) {
       if (!Array.isArray(row) || !Array.isArray(row[1])) continue;
       const key = keyOf(type, row[0]);
-      const values = state.features.get(key) ?? {};
+      const values = state.features.get(key) ?? table<unknown>();
       state.features.set(key, values);
       names.forEach((name, i) => {
         values[name] = (row[1] as unknown[])[i] ?? null;
@@ -193,7 +216,7 @@ export class TrainingJoin {
     }
     const shared = data.request_features;
     if (shared !== null && typeof shared === 'object')
-      state.requestFeatures = { ...(shared as Record<string, unknown>) };
+      state.requestFeatures = Object.assign(table<unknown>(), shared as Record<string, unknown>);
   }
 
   /** The rows of every request still open: the end of the stream closes all windows. */
@@ -218,7 +241,7 @@ export class TrainingJoin {
       models: new Map(),
       features: new Map(),
       requestFeatures: undefined,
-      experiments: {},
+      experiments: table<string>(),
       placedBy: undefined,
       feedback: new Map(),
     };
@@ -274,39 +297,43 @@ export class TrainingJoin {
     if (envelope === undefined) return [];
     const grades = this.#options.grades;
     const shared = state.requestFeatures;
-    return state.impressions
-      .filter((i) => i.inRange)
-      .map((impression) => {
-        const types = state.feedback.get(impression.key);
-        const model = state.models.get(impression.key);
-        let label = 0;
-        for (const type of types ?? []) label = Math.max(label, grades[type] ?? 0);
-        const own = state.features.get(impression.key);
-        // On an interleaved page the experiment's column names the ranker that placed the item.
-        const team = state.placedBy?.teams.get(impression.key);
-        const experiments =
-          team === undefined
-            ? state.experiments
-            : { ...state.experiments, [state.placedBy?.experiment ?? '']: team };
-        const features = shared === undefined ? (own ?? null) : { ...shared, ...own };
-        return {
-          request_id: state.requestId,
-          timestamp: envelope.event_timestamp,
-          api_source: envelope.api_source,
-          run_id: envelope.run_id ?? null,
-          entity_type: impression.type,
-          entity_id: impression.id,
-          position: impression.position,
-          score: impression.score,
-          model_name: model?.name ?? null,
-          model_version: model?.version ?? null,
-          experiments,
-          features,
-          clicked: types?.has('click') ? 1 : 0,
-          added_to_cart: types?.has('add_to_cart') ? 1 : 0,
-          purchased: types?.has('purchase') ? 1 : 0,
-          label,
-        };
-      });
+    const rows: TrainingRow[] = [];
+    for (const impression of state.impressions) {
+      if (!impression.inRange) continue;
+      const types = state.feedback.get(impression.key);
+      const model = state.models.get(impression.key);
+      let label = 0;
+      for (const type of types ?? []) label = Math.max(label, gradeOf(grades, type));
+      const own = state.features.get(impression.key);
+      const features = shared === undefined ? (own ?? null) : Object.assign(table<unknown>(), shared, own);
+      // On an interleaved page the experiment's column names the ranker that placed the item.
+      const team = state.placedBy?.teams.get(impression.key);
+      const experiments =
+        team === undefined || state.placedBy === undefined
+          ? state.experiments
+          : Object.assign(table<string>(), state.experiments, { [state.placedBy.experiment]: team });
+      const row: TrainingRow = {
+        request_id: state.requestId,
+        timestamp: envelope.event_timestamp,
+        api_source: envelope.api_source,
+        run_id: envelope.run_id ?? null,
+        entity_type: impression.type,
+        entity_id: impression.id,
+        position: impression.position,
+        score: impression.score,
+        model_name: model?.name ?? null,
+        model_version: model?.version ?? null,
+        experiments,
+        features,
+        clicked: types?.has('click') ? 1 : 0,
+        added_to_cart: types?.has('add_to_cart') ? 1 : 0,
+        purchased: types?.has('purchase') ? 1 : 0,
+        label,
+      };
+      const problem = rowProblem(row);
+      if (problem === undefined) rows.push(row);
+      else this.skipped.add(problem);
+    }
+    return rows;
   }
 }

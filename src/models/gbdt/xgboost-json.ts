@@ -124,7 +124,8 @@ export function xgboostSource(document: unknown): EnsembleSource {
     );
   }
   const objective = learner.object('objective').string('name');
-  const rules = OBJECTIVES[objective];
+  // Own keys only: a file naming `constructor` as its objective must not find Object's.
+  const rules = Object.hasOwn(OBJECTIVES, objective) ? OBJECTIVES[objective] : undefined;
   if (!rules) {
     throw new ModelInvalidError(
       `objective ${objective} is not supported; supported: ${XGBOOST_OBJECTIVES.join(', ')}`,
