@@ -1,4 +1,5 @@
 import type { EntityIndex } from '../entity-index/entity-index.js';
+import { ValidationError } from '../errors/index.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
 import type { EventJson } from '../fast-paths/event-json.js';
@@ -11,7 +12,7 @@ import { type Pipeline, routeOf, type UnreachableShardPolicy } from './define-pi
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
 import { discoverEntities, hydrate } from './hydrate.js';
-import { checkVariantOverrides, overridesOf } from './overrides.js';
+import { checkVariantOverrides, overridesOf, variantOverrideProblems } from './overrides.js';
 
 /** The stores a pipeline reads. */
 export interface PipelineStores {
@@ -64,8 +65,18 @@ export function runPipeline(
   stores: PipelineStores,
   options: RunOptions = {},
 ): Promise<unknown> {
-  pipeline.validate(request);
   const overrides = overridesOf(request);
+  try {
+    pipeline.validate(request);
+  } catch (error) {
+    // Its unknown steps or model refused: the unknown variants of the same overrides go in that 422 too.
+    if (error instanceof ValidationError && overrides?.variants !== undefined) {
+      const unknown = variantOverrideProblems(overrides, options.experiments);
+      if (unknown.length > 0)
+        throw new ValidationError([...(error.problems ?? []), ...unknown], error.message);
+    }
+    throw error;
+  }
   checkVariantOverrides(overrides, options.experiments);
   const events = new EventRecorder(
     {
