@@ -108,6 +108,13 @@ export const CandidateExplanationSchema = Type.Object(
     model_position: Type.Integer({
       description: 'Position (from 1) by model score alone, before business logic',
     }),
+    hydration: Type.Optional(
+      Type.String({
+        description:
+          'Only for a candidate the index does not hold: "not in the index; ranked with the fields sent" ' +
+          '(the x-rankd-not-in-index header counts them)',
+      }),
+    ),
   },
   {
     title: 'CandidateExplanation',

@@ -108,6 +108,11 @@ export class RequestContext {
   degradation: Degradation | undefined;
   /** Whether response bodies may name Redis nodes (`EXPOSE_REDIS_ADDRESS`), e.g. the `degraded` object's. */
   readonly exposeRedisAddress: boolean;
+  /**
+   * The request's candidates (the objects it sent) that the index does not hold: ranked with the
+   * fields sent and the declared defaults. Undefined when every candidate was found.
+   */
+  notInIndex: object[] | undefined;
   readonly #identities = new WeakMap<object, Identifier>();
   /**
    * The entity last identified, and its identifier: a model reads a dozen features of one
