@@ -235,6 +235,13 @@ export const ConfigSchema = Type.Object({
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ default: 'http://localhost:4318', pattern: '^https?://' }),
   /** `service.name` of the spans. @defaultValue `rankd` */
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
+  /**
+   * How often the server checks that the index holds entities of each entity type the app declares
+   * (a SCAN until one key matches): an empty one is logged, shown by `/readyz` (`empty_entity_types`)
+   * and `rankd_index_empty`. Checked once Redis answers, then at this interval; `0` turns it off.
+   * @defaultValue `60000`
+   */
+  INDEX_EMPTY_CHECK_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 0 }),
 });
 
 /**

@@ -401,6 +401,37 @@ export class RedisConnection {
     );
   }
 
+  /**
+   * Whether some key matches `pattern` (SCAN, master after master of a cluster, stopping at the
+   * first match): true, false, or undefined when `maxScanned` keys were looked at without a match
+   * and without reaching the end. For a background check (an empty index), not the request path.
+   */
+  async hasKeyMatching(pattern: string, maxScanned = 100_000): Promise<boolean | undefined> {
+    return this.#run(
+      async () => {
+        let scanned = 0;
+        let found = false;
+        let complete = true;
+        await this.#transport.forEachNode(async (send) => {
+          let cursor = '0';
+          while (!found && scanned < maxScanned) {
+            const [next, batch] = (await this.#deadlines.within(
+              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000']),
+            )) as [unknown, unknown[]];
+            scanned += 1000;
+            found = batch.length > 0;
+            cursor = String(next);
+            if (cursor === '0') return;
+          }
+          if (!found) complete = false;
+        });
+        return found ? true : complete ? false : undefined;
+      },
+      'scan',
+      false,
+    );
+  }
+
   /** Closes the connection; pending commands finish first. */
   async close(): Promise<void> {
     await this.#transport.close();
