@@ -163,6 +163,33 @@ describe('cluster layout', () => {
   });
 });
 
+describe('index keys back to ids (what sampling the index reads)', () => {
+  test('entityIdOf gives back the id of entity(), in both layouts, whatever its braces or escapes', () => {
+    const ids = [...awkwardIds, 'a%7Db', 'a%257Db', '%7B', '%257B', 'p:1', ''];
+    for (const keys of [cluster, single])
+      for (const id of ids) assert.equal(keys.entityIdOf('product', keys.entity('product', id)), id, id);
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (id) => {
+        assert.equal(cluster.entityIdOf('product', cluster.entity('product', id)), id);
+        assert.equal(single.entityIdOf('product', single.entity('product', id)), id);
+      }),
+    );
+  });
+
+  test('a key of another type, project or layout gives no id', () => {
+    for (const keys of [cluster, single]) {
+      assert.equal(keys.entityIdOf('product', keys.entity('user', 'p1')), undefined);
+      assert.equal(keys.entityIdOf('product', keys.entity('products', 'p1')), undefined);
+      assert.equal(
+        keys.entityIdOf('product', new RedisKeys('other', '1').entity('product', 'p1')),
+        undefined,
+      );
+      assert.equal(keys.entityIdOf('product', keys.featureRow('product', ['p1'], 'product')), undefined);
+    }
+    assert.equal(cluster.entityIdOf('product', 'default:1:{product:p1'), undefined);
+  });
+});
+
 describe('single-node layout (the predecessor’s) is unchanged', () => {
   test('no tags, ids as given', () => {
     assert.equal(single.entity('product', 'p1'), 'default:1:product:p1');

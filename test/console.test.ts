@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
+import { defineEntity, ProductEntity, Type } from 'rankd';
 import { type TestApp, testApp } from 'rankd/testing';
 import template from '../template/pipelines/main.js';
 import variantApp from './fixtures/console/variant-app.js';
@@ -32,7 +33,11 @@ interface Ranked {
   ranked_candidates: Array<{
     candidate_id: string;
     explanation: {
-      model: { name: string; contributions: Record<string, number> };
+      model: {
+        name: string;
+        contributions: Record<string, number>;
+        fallback?: { model: string; reason: string };
+      };
       business_logic: Array<{ step: string; description: string }>;
     };
   }>;
@@ -372,13 +377,19 @@ test('shows a bad request’s error as the API gave it', async () => {
   await page.close();
 });
 
-test('shows request rates and stage percentiles read from /metrics', async () => {
+/** Ranks once, then reads /metrics: each pipeline stage it times, as `pipeline · stage`. */
+async function stagesAfterARanking(): Promise<string[]> {
   await shop.post('/api/v1/ranking', REQUEST);
   const metrics = (await shop.server.inject({ url: '/metrics' })).body;
   const stages = [
     ...metrics.matchAll(/rankd_pipeline_stage_duration_seconds_count\{pipeline="([^"]+)",stage="([^"]+)"\}/g),
   ].map((m) => `${m[1]} · ${m[2]}`);
   assert.ok(stages.length > 0, metrics);
+  return stages;
+}
+
+test('shows request rates and stage percentiles read from /metrics', async () => {
+  const stages = await stagesAfterARanking();
   const page = await browser.page();
   await page.goto(`${base}/console`);
   await page.click('button[name=tab-Live]');
@@ -412,5 +423,237 @@ test('asks for an API key when keys are on, and sends it', async () => {
   await page.click('button[name=run]');
   await page.locator('tr.candidate').first().waitFor();
   assert.equal(await page.locator('tr.candidate').count(), REQUEST.candidates.length);
+  await page.close();
+});
+
+/** The titles of `ids` as the index holds them (the template's products: their `title`). */
+async function titlesOf(ids: readonly string[]): Promise<Map<string, string>> {
+  const answer = await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ids });
+  const entities = answer.json().entities as Record<string, { title: string }>;
+  return new Map(ids.map((id) => [id, entities[id]?.title ?? '']));
+}
+
+/** Each row's id and the title shown beside it. */
+function idsAndTitles(rows: Locator): Promise<Array<[string | null, string | undefined]>> {
+  return rows.evaluateAll((trs) =>
+    trs.map((tr): [string | null, string | undefined] => [
+      tr.getAttribute('data-candidate'),
+      tr.querySelector('.title')?.textContent ?? undefined,
+    ]),
+  );
+}
+
+test('an entity type names its title field, else its first text field; the app description says which', async () => {
+  const nullable = <T extends Type.TSchema>(t: T) => Type.Union([t, Type.Null()]);
+  const Shelf = defineEntity({
+    name: 'shelf',
+    fields: { width: Type.Number(), label: nullable(Type.String()), code: Type.String() },
+  });
+  assert.equal(Shelf.titleField, 'label');
+  assert.equal(Shelf.extend({ titleField: 'code' }).titleField, 'code');
+  assert.equal(Shelf.extend({ titleField: 'code' }).extend({ name: 'rack' }).titleField, 'code');
+  assert.equal(defineEntity({ name: 'bare', fields: { n: Type.Number() } }).titleField, undefined);
+  assert.equal(ProductEntity.titleField, undefined);
+  const described = (await shop.server.inject({ url: '/console/app.json' })).json();
+  const product = described.entity_types.find((t: { name: string }) => t.name === 'product');
+  assert.deepEqual(product, { name: 'product', id_field: 'product_id', title_field: 'title' });
+});
+
+test('rows show each candidate’s title beside its id', async () => {
+  const expected = (await shop.post('/api/v1/ranking', REQUEST)).json() as Ranked;
+  const ids = expected.ranked_candidates.map((c) => c.candidate_id);
+  const titles = await titlesOf(ids);
+  const page = await consoleWith(REQUEST);
+  await page.click('button[name=run]');
+  await page
+    .locator('tr.candidate .title')
+    .nth(ids.length - 1)
+    .waitFor();
+  assert.deepEqual(
+    await idsAndTitles(page.locator('tr.candidate')),
+    ids.map((id) => [id, titles.get(id)]),
+  );
+  // The form lists the request's candidates with their titles too.
+  await page.click('text=Form');
+  await page
+    .locator('ul.candidate-titles li .title')
+    .nth(REQUEST.candidates.length - 1)
+    .waitFor();
+  const listed = await idsAndTitles(page.locator('ul.candidate-titles li'));
+  const requested = REQUEST.candidates.map((c) => c.product_id);
+  const requestedTitles = await titlesOf(requested);
+  assert.deepEqual(
+    listed,
+    requested.map((id) => [id, requestedTitles.get(id)]),
+  );
+  await browser.screenshot(page, 'titles');
+  await page.close();
+});
+
+test('the Rank form starts from candidates found in the index, not made-up ids', async () => {
+  const sampled = (await shop.server.inject({ url: '/console/sample-ids?entity_type=product' })).json();
+  assert.equal(sampled.ids.length, 10);
+  const page = await browser.page();
+  await page.goto(`${base}/console`);
+  await page.locator('ul.candidate-titles li .title').first().waitFor();
+  await page.click('button[name=raw-json]');
+  const written = JSON.parse(await page.inputValue('textarea[name=request-json]'));
+  const ids = written.candidates.map((c: { product_id: string }) => c.product_id);
+  assert.deepEqual(ids, sampled.ids);
+  const found = (await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ids })).json();
+  assert.deepEqual(Object.keys(found.entities).sort(), [...ids].sort(), 'every candidate is in the index');
+  // And it runs as it is: every candidate ranked.
+  await page.click('button[name=run]');
+  await page.locator('tr.candidate').first().waitFor();
+  assert.deepEqual([...(await shownIds(page))].sort(), [...ids].sort());
+  await page.click('text=Form');
+  await browser.screenshot(page, 'rank-sampled');
+  await page.close();
+});
+
+test('Compare: “Run both” sits above the results', async () => {
+  const page = await consoleWith(REQUEST);
+  await page.click('button[name=tab-Compare]');
+  await page.click('button[name=run-both]');
+  await page.locator('[data-side=b] tr.candidate').first().waitFor();
+  const button = await page.locator('button[name=run-both]').boundingBox();
+  assert.ok(button);
+  for (const results of ['[data-side=a] table.ranking', '[data-side=b] table.ranking', 'table.changes']) {
+    const box = await page.locator(results).boundingBox();
+    assert.ok(box, results);
+    assert.ok(button.y + button.height <= box.y, `the button is above ${results}`);
+  }
+  await page.close();
+});
+
+test('Compare: the model override is a list of the pipeline’s models', async () => {
+  // What the API accepts: the names its 422 for an unknown model allows.
+  const refused = await experiment.post('/api/v1/ranking', {
+    ...REQUEST,
+    overrides: { model: 'no-such-model' },
+  });
+  assert.equal(refused.statusCode, 422);
+  const allowed = /allowed: ([^)]+)\)/.exec(JSON.stringify(refused.json()))?.[1]?.split(', ');
+  assert.ok(allowed && allowed.length >= 2, JSON.stringify(refused.json()));
+  const page = await consoleWith(REQUEST, experimentBase);
+  await page.click('button[name=tab-Compare]');
+  const options = page.locator('[data-side=b] select[name=model] option');
+  await options.nth(allowed.length).waitFor({ state: 'attached' });
+  const values = await options.evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+  assert.deepEqual(values, ['', ...allowed], 'the pipeline’s own model, then each one it may swap in');
+  // Side B scores with the last of them: its explanation names it, as the API's does.
+  const chosen = allowed.at(-1) as string;
+  await page.selectOption('[data-side=b] select[name=model]', chosen);
+  await page.click('button[name=run-both]');
+  await page.locator('[data-side=b] tr.candidate').first().click();
+  const heading = page.locator('[data-side=b] .explanation .model h4').first();
+  await heading.waitFor();
+  const api = (
+    await experiment.post('/api/v1/ranking', { ...REQUEST, explain: true, overrides: { model: chosen } })
+  ).json() as Ranked;
+  assert.match(
+    await text(heading),
+    new RegExp(`^Model ${api.ranked_candidates[0]?.explanation.model.name}:`),
+  );
+  await browser.screenshot(page, 'compare-models');
+  await page.close();
+});
+
+test('the explanation says when the model’s fallback scored (the template’s Ranker before it is trained)', async () => {
+  const expected = (await shop.post('/api/v1/ranking', { ...REQUEST, explain: true })).json() as Ranked;
+  const first = expected.ranked_candidates[0]?.explanation.model;
+  assert.ok(first?.fallback, 'the template serves Ranker with no models/ranker.json: RankingModel scores');
+  assert.equal(first.name, 'Ranker');
+  assert.deepEqual(first.fallback, { model: 'RankingModel', reason: 'ranker.json does not exist yet' });
+  const page = await consoleWith(REQUEST);
+  await page.click('button[name=run]');
+  await page.locator('tr.candidate').first().click();
+  const said = page.locator('.explanation .model .fallback');
+  await said.waitFor();
+  assert.match(
+    await text(said),
+    new RegExp(`^Scored by ${first.fallback.model}, ${first.name}'s fallback: ${first.fallback.reason}\\.`),
+  );
+  await browser.screenshot(page, 'fallback');
+  await page.close();
+});
+
+test('Live draws requests per second and p50/p99 per stage as time-series charts', async () => {
+  const stages = await stagesAfterARanking();
+  const page = await browser.page();
+  await page.goto(`${base}/console`);
+  await page.click('button[name=tab-Live]');
+  const rates = page.locator('figure.chart[data-chart=rates]');
+  // Traffic between reads, until the charts hold five points: each read adds one.
+  for (let points = 0; points < 5; ) {
+    await Promise.all(Array.from({ length: 1 + points }, () => shop.post('/api/v1/ranking', REQUEST)));
+    await page.locator(`figure.chart[data-chart=rates]:not([data-points="${points}"])`).waitFor();
+    points = Number(await rates.getAttribute('data-points'));
+  }
+  // One chart of every route the table lists, one line each.
+  const routes = await page.locator('table.rates th').allTextContents();
+  assert.ok(routes.includes('/api/v1/ranking'), routes.join());
+  assert.deepEqual(
+    (await rates.locator('.u-legend .u-series .u-label').allTextContents()).sort(),
+    [...routes].sort(),
+  );
+  assert.equal(await rates.locator('canvas').count(), 1);
+  // One chart per stage, each with its p50 and p99.
+  const charts = page.locator('figure.chart[data-chart^="stage:"]');
+  assert.deepEqual(
+    (await charts.evaluateAll((fs) => fs.map((f) => f.getAttribute('data-chart')))).sort(),
+    stages.map((stage) => `stage:${stage}`).sort(),
+  );
+  for (const chart of await charts.all()) {
+    assert.deepEqual(await chart.locator('.u-legend .u-series .u-label').allTextContents(), ['p50', 'p99']);
+    assert.equal(await chart.locator('canvas').count(), 1);
+  }
+  await browser.screenshot(page, 'live-charts');
+  await page.close();
+});
+
+test('the console works under a strict Content-Security-Policy (no inline script or style)', async () => {
+  const page = await browser.page();
+  const refused: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+  });
+  // The page as rankd serves it, with the strictest policy the console should live with.
+  await page.route(`${base}/console`, async (route) => {
+    const served = await route.fetch();
+    await route.fulfill({
+      response: served,
+      headers: {
+        ...served.headers(),
+        'content-security-policy':
+          "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      },
+    });
+  });
+  await page.goto(`${base}/console`);
+  await page.locator('select[name=pipeline]').waitFor();
+  await page.click('button[name=raw-json]');
+  await page.fill('textarea[name=request-json]', JSON.stringify(REQUEST));
+  await page.click('button[name=run]');
+  await page.locator('tr.candidate').first().click();
+  await page.locator('.explanation .bar-row').first().waitFor();
+  // The bars are as wide as their values: their width set through the DOM, not a style attribute.
+  const widths = await page
+    .locator('.explanation .bar')
+    .evaluateAll((bars) => bars.map((b) => b.getBoundingClientRect().width));
+  assert.ok(
+    widths.some((w) => w > 0),
+    'bars drawn',
+  );
+  await page.click('button[name=tab-Compare]');
+  await page.click('button[name=run-both]');
+  await page.locator('table.changes tbody tr').first().waitFor();
+  await page.click('button[name=tab-Live]');
+  await page.locator('figure.chart[data-chart=rates] canvas').waitFor();
+  const chartHeight = await page
+    .locator('figure.chart[data-chart=rates] .u-wrap')
+    .evaluate((e) => e.getBoundingClientRect().height);
+  assert.ok(chartHeight > 0, 'the chart is laid out (its style sheet applied)');
+  assert.deepEqual(refused, []);
   await page.close();
 });

@@ -6,7 +6,7 @@
  * single-entity pipeline refusing `explain`; `explain` off answering the very bytes it did before.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -119,6 +119,35 @@ const Chain = chainModels({
   ],
 });
 
+/** Trees whose file does not exist yet: a hand-written linear model scores until it does. */
+const Hand = linearModel({ name: 'hand', file: weightsFile('hand', { 'x:a': 1 }, 0), watch: false });
+const TRAINED_FILE = join(dir, 'not-yet', 'trained.json');
+const Trained = gbdtModel({
+  name: 'trained',
+  file: TRAINED_FILE,
+  features: F,
+  whenMissing: Hand,
+  watch: false,
+});
+/** The same fallback as a chain's first stage. */
+const FallbackChain = chainModels({
+  name: 'fallback_chain',
+  models: [
+    gbdtModel({
+      name: 'trained_stage',
+      file: join(dir, 'not-yet', 'stage.json'),
+      features: F,
+      whenMissing: linearModel({
+        name: 'hand_stage',
+        file: weightsFile('hand_stage', { 'x:b': 1 }, 0),
+        watch: false,
+      }),
+      watch: false,
+    }),
+    linearModel({ name: 'after', file: weightsFile('after', { 'trained_stage:score': 1 }, 0), watch: false }),
+  ],
+});
+
 let remotePort = 0;
 const remoteServer: Server = createServer(async (request, response) => {
   let text = '';
@@ -177,6 +206,8 @@ before(async () => {
       item('trees', Trees),
       item('chain', Chain),
       item('remote', Remote),
+      item('fallback', Trained),
+      item('fallback_chain', FallbackChain),
       defineRankingPipeline({
         name: 'logic',
         path: '/logic',
@@ -352,6 +383,36 @@ describe('model explanations over HTTP', () => {
       assert.equal(two.contributions['stage_one:score'], 2 * one.score);
       assert.equal(model.score, two.score);
       assert.equal(c.ranked_score, two.score);
+    }
+  });
+
+  test('a file model whose file does not exist yet: its whenMissing scores, and the explanation says so', async () => {
+    const candidates = [
+      { thing_id: 'w1', a: 2, b: 1, v: [0.1, 0.2, 0.3, 0.4, 0.5] },
+      { thing_id: 'w2', a: -1, b: 3, v: [0.5, 0.4, 0.3, 0.2, 0.1] },
+    ];
+    const body = await rank('fallback', { candidates, explain: true });
+    for (const [id, c] of byId(body)) {
+      const { model } = c.explanation;
+      assert.equal(model.name, 'trained');
+      assert.deepEqual(model.fallback, { model: 'hand', reason: 'trained.json does not exist yet' }, id);
+      // The figures are the fallback's: its one weight, on x:a.
+      assert.deepEqual(Object.keys(model.contributions), ['x:a']);
+      assert.equal(model.score, c.ranked_score);
+    }
+    const chained = await rank('fallback_chain', { candidates, explain: true });
+    for (const [id, c] of byId(chained)) {
+      const [first, second] = c.explanation.model.stages;
+      assert.deepEqual(first.fallback, { model: 'hand_stage', reason: 'stage.json does not exist yet' }, id);
+      assert.equal(second.fallback, undefined, id);
+    }
+    // Once the file is there, the trees score and nothing is said.
+    copyFileSync(fixture('treeshap/depth3-logistic.model.json'), TRAINED_FILE);
+    assert.equal((await Trained.reload()).status, 'reloaded');
+    const trained = await rank('fallback', { candidates, explain: true });
+    for (const [id, c] of byId(trained)) {
+      assert.equal(c.explanation.model.fallback, undefined, id);
+      assert.deepEqual(Object.keys(c.explanation.model.contributions).sort(), [...F].sort(), id);
     }
   });
 

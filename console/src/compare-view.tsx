@@ -1,7 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useContext, useState } from 'preact/hooks';
+import { AppMeta, modelsOf } from './app-meta.js';
 import { ErrorBox } from './error-box.js';
 import { Move, RankedList } from './ranked-list.js';
 import { type Overrides, runPipeline } from './run.js';
+import { Title, useTitles } from './titles.js';
 import type { RankingResponse } from './types.js';
 import type { Workspace } from './workspace.js';
 
@@ -70,12 +72,17 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
   const ranksA = positions(a);
   const ranksB = positions(b);
   const ids = [...new Set([...ranksA.keys(), ...ranksB.keys()])];
+  const titles = useTitles(workspace.entityType, ids);
+  const models = modelsOf(useContext(AppMeta), workspace.pipeline.path);
   return (
     <section>
       <p class="hint">
         Each side is the request of the Rank tab unless edited here. Business-logic steps to turn off appear
         after a first run.
       </p>
+      <button type="button" name="run-both" class="primary" onClick={run}>
+        Run both
+      </button>
       <div class="columns">
         {([0, 1] as const).map((side) => (
           <div class="column" key={side} data-side={side === 0 ? 'a' : 'b'}>
@@ -109,12 +116,19 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
                 </label>
               ))}
               <label>
-                model
-                <input
+                model{' '}
+                <select
                   name="model"
                   value={setups[side].model}
-                  onInput={(e) => update(side, { model: e.currentTarget.value })}
-                />
+                  onChange={(e) => update(side, { model: e.currentTarget.value })}
+                >
+                  <option value="">the pipeline's own</option>
+                  {models.map((name) => (
+                    <option key={name} value={name}>
+                      {name}
+                    </option>
+                  ))}
+                </select>
               </label>
               <label>
                 variants
@@ -137,9 +151,6 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
           </div>
         ))}
       </div>
-      <button type="button" name="run-both" class="primary" onClick={run}>
-        Run both
-      </button>
       {ids.length > 0 && (
         <table class="changes">
           <thead>
@@ -153,7 +164,9 @@ export function CompareView({ workspace }: { workspace: Workspace }) {
           <tbody>
             {ids.map((id) => (
               <tr key={id} data-candidate={id}>
-                <td>{id}</td>
+                <td>
+                  {id} <Title title={titles.get(id)} />
+                </td>
                 <td class="rank-a">{ranksA.get(id) ?? '—'}</td>
                 <td class="rank-b">{ranksB.get(id) ?? '—'}</td>
                 <td>

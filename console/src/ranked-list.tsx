@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { postJson } from './api.js';
 import { Bars, format } from './bars.js';
 import { ErrorBox } from './error-box.js';
+import { Title, useTitles } from './titles.js';
 import type { ModelExplanation, RankedCandidate, RankingResponse } from './types.js';
 
 interface Props {
@@ -16,6 +17,10 @@ interface Props {
 export function RankedList({ response, entityType, compareWith }: Props) {
   const [open, setOpen] = useState<string | undefined>();
   const dropped = response.explanation?.dropped ?? [];
+  const titles = useTitles(
+    entityType,
+    response.ranked_candidates.map((c) => String(c.candidate_id)),
+  );
   return (
     <div class="ranked">
       {response.explanation && <RequestFacts explanation={response.explanation} />}
@@ -41,7 +46,9 @@ export function RankedList({ response, entityType, compareWith }: Props) {
                 onClick={() => setOpen(open === id ? undefined : id)}
               >
                 <td>{i + 1}</td>
-                <td>{id}</td>
+                <td>
+                  {id} <Title title={titles.get(id)} />
+                </td>
                 <td class="num">{format(candidate.ranked_score)}</td>
                 <td>
                   {modelPosition ?? ''} <Move from={modelPosition} to={i + 1} />
@@ -159,6 +166,12 @@ function ModelView({ model }: { model: ModelExplanation }) {
         Model {model.name}: score {format(model.score)}
         {model.margin !== model.score && <> (margin {format(model.margin)})</>}, bias {format(model.bias)}
       </h4>
+      {model.fallback && (
+        <p class="fallback">
+          Scored by {model.fallback.model}, {model.name}'s fallback: {model.fallback.reason}. The figures
+          below are {model.fallback.model}'s.
+        </p>
+      )}
       {model.contributions ? (
         <Bars values={model.contributions} />
       ) : (

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { postJson } from './api.js';
 import { ErrorBox } from './error-box.js';
 import { type OpenApiDocument, type PipelineInfo, resolve, type Schema } from './openapi.js';
+import { Title, titleOf, useTitles } from './titles.js';
 import type { AppMetadata, EntityGetResponse } from './types.js';
 
 /** Fields the form leaves to others: the console sets `explain`, the compare view `overrides`. */
@@ -12,6 +13,8 @@ interface Props {
   meta: AppMetadata | undefined;
   pipeline: PipelineInfo;
   idField: string | undefined;
+  /** Ids of the candidates' type found in the index; undefined until asked. */
+  sampled: string[] | undefined;
   text: string;
   onText: (text: string) => void;
 }
@@ -33,7 +36,7 @@ function keyField(schema: Schema): string | undefined {
 }
 
 /** The request of one pipeline: a form made from its schema, or raw JSON; both edit the same text. */
-export function RequestEditor({ document, meta, pipeline, idField, text, onText }: Props) {
+export function RequestEditor({ document, meta, pipeline, idField, sampled, text, onText }: Props) {
   const [raw, setRaw] = useState(false);
   const body = parse(text);
   const set = (name: string, value: unknown) => {
@@ -83,6 +86,7 @@ export function RequestEditor({ document, meta, pipeline, idField, text, onText 
             <Candidates
               meta={meta}
               idField={idField}
+              sampled={sampled}
               value={body.candidates}
               onChange={(value) => set('candidates', value)}
             />
@@ -174,20 +178,24 @@ function Field({ name, schema, required, value, onChange }: FieldProps) {
 interface CandidatesProps {
   meta: AppMetadata | undefined;
   idField: string;
+  sampled: string[] | undefined;
   value: unknown;
   onChange: (value: unknown) => void;
 }
 
 /** Candidate ids, typed or picked from the index (`POST /api/v1/entities/get`). */
-function Candidates({ meta, idField, value, onChange }: CandidatesProps) {
-  const ids = Array.isArray(value)
-    ? value.map((c) => String((c as Record<string, unknown>)?.[idField] ?? '')).join(', ')
-    : '';
+function Candidates({ meta, idField, sampled, value, onChange }: CandidatesProps) {
+  const list = Array.isArray(value)
+    ? value.map((c) => String((c as Record<string, unknown>)?.[idField] ?? ''))
+    : [];
+  const ids = list.join(', ');
   const [lookup, setLookup] = useState('');
   const [found, setFound] = useState<EntityGetResponse['entities']>({});
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [error, setError] = useState<unknown>();
-  const type = meta?.entity_types.find((t) => t.id_field === idField)?.name;
+  const info = meta?.entity_types.find((t) => t.id_field === idField);
+  const type = info?.name;
+  const titles = useTitles(type, list);
   const split = (text: string) => text.split(/[\s,]+/).filter((id) => id.length > 0);
   const search = async () => {
     setError(undefined);
@@ -211,6 +219,20 @@ function Candidates({ meta, idField, value, onChange }: CandidatesProps) {
         value={ids}
         onInput={(e) => onChange(split(e.currentTarget.value).map((id) => ({ [idField]: id })))}
       />
+      {sampled?.length === 0 && (
+        <p class="hint empty-index">
+          No {type} found in the index: load the catalogue first (docs/guides/bring-your-catalogue.md).
+        </p>
+      )}
+      {titles.size > 0 && (
+        <ul class="candidate-titles">
+          {list.map((id) => (
+            <li key={id} data-candidate={id}>
+              {id} <Title title={titles.get(id)} />
+            </li>
+          ))}
+        </ul>
+      )}
       {type !== undefined && (
         <div class="picker">
           <input
@@ -238,7 +260,7 @@ function Candidates({ meta, idField, value, onChange }: CandidatesProps) {
                           setChosen(next);
                         }}
                       />
-                      {id} <span class="hint">{summary(entity)}</span>
+                      {id} <Title title={titleOf(entity, info)} />
                     </label>
                   </li>
                 ))}
@@ -256,12 +278,4 @@ function Candidates({ meta, idField, value, onChange }: CandidatesProps) {
       )}
     </fieldset>
   );
-}
-
-/** A line about an entity: its first few string fields. */
-function summary(entity: Record<string, unknown>): string {
-  return Object.values(entity)
-    .filter((v) => typeof v === 'string')
-    .slice(1, 4)
-    .join(' · ');
 }

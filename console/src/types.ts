@@ -14,6 +14,8 @@ export interface ModelExplanation {
   contributions: Record<string, number> | null;
   inputs: Record<string, { value: unknown; source: InputSource }>;
   stages?: ModelExplanation[];
+  /** Present when another model scored in this one's place (a file model's `whenMissing`). */
+  fallback?: { model: string; reason: string };
 }
 
 /** What one business-logic step did to one candidate. */
@@ -48,8 +50,24 @@ export interface RankingResponse {
 /** `GET /console/app.json`: what the OpenAPI document does not say. */
 export interface AppMetadata {
   app: string;
-  entity_types: Array<{ name: string; id_field: string }>;
+  entity_types: EntityTypeInfo[];
   feature_views: Array<{ name: string; entity_types: string[] }>;
+  /** Per pipeline route, the models `overrides.model` accepts. */
+  pipelines: Array<{ route: string; models: string[] }>;
+}
+
+/** An entity type as `/console/app.json` describes it. */
+export interface EntityTypeInfo {
+  name: string;
+  id_field: string;
+  /** The field that names an entity to a person; absent when the type declares no text field. */
+  title_field?: string;
+}
+
+/** `GET /console/sample-ids`'s answer: a few ids of one type found in the index. */
+export interface SampleIdsResponse {
+  entity_type: string;
+  ids: string[];
 }
 
 /** `POST /api/v1/entities/get`'s answer. */

@@ -243,7 +243,38 @@ const ODD_PATHS = [
   '/metrics',
 ];
 
+/** The console's sample of the index: its one query parameter known, unknown, repeated, missing or hostile. */
+const SAMPLE_QUERIES = [
+  'entity_type=product',
+  'entity_type=user',
+  'entity_type=__proto__',
+  'entity_type=constructor',
+  'entity_type=',
+  '',
+  'entity_type=product&entity_type=user',
+  'entity_type[]=product',
+  'entity_type=product&count=100000',
+  'entity_type=%zz',
+  `entity_type=${'p'.repeat(5000)}`,
+];
+const sampleIdsCase: fc.Arbitrary<CaseSpec> = fc
+  .oneof(
+    fc.constantFrom(...SAMPLE_QUERIES),
+    fc.string({ unit: 'grapheme', maxLength: 20 }).map((type) => `entity_type=${encodeURIComponent(type)}`),
+  )
+  .map(
+    (query): CaseSpec => ({
+      route: 'GET /console/sample-ids',
+      kind: 'get: known route',
+      method: 'GET',
+      path: `/console/sample-ids?${query}`,
+      headers: [],
+      body: undefined,
+    }),
+  );
+
 const getCase: fc.Arbitrary<CaseSpec> = fc.oneof(
+  sampleIdsCase,
   fc.constantFrom(...GET_PATHS).map(
     (path): CaseSpec => ({
       route: `GET ${path}`,

@@ -40,6 +40,11 @@ export interface EntityTypeOptions<Fields extends TProperties> {
    * fills `brand` with the stored brand whose id is in `brand_id`, to any depth.
    */
   references?: Record<string, EntityReference>;
+  /**
+   * The field that names an entity to a person (`title`, `name`): the console shows it beside the
+   * id. @defaultValue the first declared field that holds text
+   */
+  titleField?: string;
 }
 
 /**
@@ -88,6 +93,8 @@ export interface EntityType<Fields extends TProperties = TProperties> {
   readonly references: Readonly<Record<string, EntityReference>>;
   /** Declared defaults, applied after hydration to fields still absent. */
   readonly defaults: ReadonlyArray<readonly [field: string, value: unknown]>;
+  /** The field shown beside the id (see `EntityTypeOptions.titleField`); undefined when none holds text. */
+  readonly titleField: string | undefined;
   /** A child type with more fields (and possibly another name). */
   extend<More extends TProperties>(options: Partial<EntityTypeOptions<More>>): EntityType<Fields & More>;
 }
@@ -109,6 +116,12 @@ export interface EntityType<Fields extends TProperties = TProperties> {
  * ```
  */
 export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
+
+/** Whether a field's schema admits a string (`Type.String()`, or a union with one, as `nullable` makes). */
+function holdsText(field: TSchema): boolean {
+  const schema = field as { type?: unknown; anyOf?: readonly TSchema[] };
+  return schema.type === 'string' || (schema.anyOf?.some(holdsText) ?? false);
+}
 
 function pascal(name: string): string {
   return name.replace(/(^|_)([a-z0-9])/g, (_m, _s, c: string) => c.toUpperCase());
@@ -167,12 +180,16 @@ export function defineEntity<Fields extends TProperties = {}>(
     uploadSchema,
     references: options.references ?? {},
     defaults,
+    titleField: options.titleField ?? Object.keys(fields).find((name) => holdsText(fields[name] as TSchema)),
     extend<More extends TProperties>(more: Partial<EntityTypeOptions<More>>) {
       return defineEntity<Fields & More>({
         name: more.name ?? options.name,
         idField: more.idField ?? idField,
         fields: { ...fields, ...(more.fields ?? {}) } as Fields & More,
         references: { ...(options.references ?? {}), ...(more.references ?? {}) },
+        ...((more.titleField ?? options.titleField)
+          ? { titleField: more.titleField ?? options.titleField }
+          : {}),
         ...((more.description ?? options.description)
           ? { description: more.description ?? options.description }
           : {}),

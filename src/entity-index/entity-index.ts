@@ -263,6 +263,16 @@ export class EntityIndex {
     return unique.filter((_id, i) => existed[i] === 1);
   }
 
+  /**
+   * Up to `limit` ids of `type` found by a few small SCAN steps: real ids to start from (the
+   * console's candidates), at a cost that does not grow with the catalogue. Not a listing: the
+   * index may hold more, and a type with few entities among many keys may show fewer or none.
+   */
+  async sampleIds(type: EntityType, limit: number): Promise<string[]> {
+    const keys = await this.#redis.sampleKeys(this.#keys.entityPattern(type.name), limit);
+    return keys.flatMap((key) => this.#keys.entityIdOf(type.name, key) ?? []);
+  }
+
   #decodeChecked(key: string, value: Buffer): Buffer {
     let json: Buffer;
     try {

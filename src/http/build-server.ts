@@ -216,7 +216,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     registerPipelineRoutes(server, services);
     registerFeedbackRoute(server, services);
     registerModelReloadRoute(server, services);
-    registerConsoleRoutes(server, app);
+    registerConsoleRoutes(server, services);
     if (!options.documentOnly) {
       redis.connect();
       await app.initialize({ log: server.log });

@@ -1,5 +1,5 @@
 import { access, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError, AppMisuseError, ModelInvalidError } from '../errors/index.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
@@ -223,6 +223,8 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
 
   /** Whether the file was missing at start and has not appeared since: {@link whenMissing} scores. */
   #missing = false;
+  /** Why {@link whenMissing} scores, as explanations say it: the file's name only, no server path. */
+  #fallbackReason = '';
 
   #missingVersion(): string {
     return `${this.whenMissing?.name}@${this.whenMissing?.version ?? '-'}`;
@@ -242,6 +244,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     if (this.whenMissing !== undefined && !(await fileExists(this.file))) {
       await initializeComponents([this.whenMissing], context);
       this.#missing = true;
+      this.#fallbackReason = `${basename(this.file)} does not exist yet`;
       // The directory is watched: it must exist for the file to appear in it.
       await mkdir(dirname(this.file), { recursive: true });
       this.#context.log.info(
@@ -331,13 +334,27 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     // Read in the same synchronous step as `snapshot()` takes it: the same loaded version.
     const loaded = this.#current;
     if (loaded === undefined && this.#missing && this.whenMissing !== undefined)
-      return explainingSnapshotOf(this.whenMissing);
+      return this.#fallbackSnapshot(this.whenMissing);
     const snapshot = this.snapshot();
     const explain = this.#kind.explain;
     if (explain === undefined || loaded === undefined) return snapshot;
     return {
       ...snapshot,
       explain: (entities, request) => explain(loaded.evaluator, entities, request, loaded.file),
+    };
+  }
+
+  /** A snapshot of the fallback whose explanations say that it scored in this model's place, and why. */
+  #fallbackSnapshot(fallback: Model<E>): ModelSnapshot {
+    const snapshot = explainingSnapshotOf(fallback);
+    const marked = { model: fallback.name, reason: this.#fallbackReason };
+    return {
+      ...snapshot,
+      explain: async (entities, request) =>
+        (await explainWith(snapshot, fallback.features ?? [], entities, request)).map((row) => ({
+          ...row,
+          fallback: marked,
+        })),
     };
   }
 
@@ -412,6 +429,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
       this.#context.log.warn(
         `model ${this.name}: loading ${this.file} failed, ${fallback} keeps serving: ${reason}`,
       );
+      this.#fallbackReason = `${basename(this.file)} did not load (the server's log says why)`;
       return this.#record({ ...base, status: 'failed', version: fallback, error: reason });
     }
     if (this.#disposed) {

@@ -59,6 +59,8 @@ export interface Pipeline {
    * not found are ranked anyway), else `fail`. @defaultValue `fail`
    */
   readonly unreachableShardDefault?: UnreachableShardPolicy;
+  /** The model names its requests' `overrides.model` accepts (a ranking pipeline's); absent when it takes none. */
+  readonly models?: readonly string[];
   /** Checks the request before any Redis call (e.g. pagination); throws a 4xx RankdError. */
   validate(request: Record<string, unknown>): void;
   /** Runs the pipeline on a hydrated request whose features are in the context. */

@@ -37,6 +37,7 @@ function modelPart(context: RequestContext, entity: object, name: string, e: Exp
     ...(e.reason === undefined ? {} : { reason: e.reason }),
     contributions: e.contributions,
     inputs: inputsWithSources(context, entity, e.inputs),
+    ...(e.fallback === undefined ? {} : { fallback: { ...e.fallback } }),
   };
 }
 

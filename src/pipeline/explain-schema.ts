@@ -78,6 +78,19 @@ const modelFields = {
     }),
     { description: 'Each feature the model read' },
   ),
+  fallback: Type.Optional(
+    Type.Object(
+      {
+        model: Type.String({ description: 'The model that scored instead' }),
+        reason: Type.String({ description: 'Why, e.g. `ranker.json does not exist yet`' }),
+      },
+      {
+        description:
+          "Present when the model's fallback scored in its place (a file model's `whenMissing` while its " +
+          "file does not exist yet, or did not load); the score, contributions and inputs are the fallback's",
+      },
+    ),
+  ),
 };
 
 /** One model of a chain, explained. */

@@ -227,6 +227,7 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     components: [model, ...steps],
     realtimeFeatures: options.realtimeFeatures ?? [],
     experiments: options.experiments ?? [],
+    models: [...models.keys()],
     validate,
     onUnreachableShard: options.onUnreachableShard,
     // A candidate not in the index is ranked with the fields it was sent (the spec), and a master

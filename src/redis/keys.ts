@@ -77,6 +77,15 @@ export class RedisKeys {
     const open = this.layout === 'cluster' ? '{' : '';
     return `${escapeGlob(`${this.#indexPrefix}${open}${entityType}:`)}*`;
   }
+
+  /** The id of an index key of `entityType` ({@link entity}'s inverse); undefined for any other key. */
+  entityIdOf(entityType: string, key: string): string | undefined {
+    const cluster = this.layout === 'cluster';
+    const start = `${this.#indexPrefix}${cluster ? '{' : ''}${entityType}:`;
+    if (!key.startsWith(start) || (cluster && !key.endsWith('}'))) return undefined;
+    const id = key.slice(start.length, cluster ? -1 : undefined);
+    return cluster ? id.replace(/%(25|7B|7D)/g, (code) => decodeURIComponent(code)) : id;
+  }
 }
 
 /** `{type:id}` with the id's `%`, `{` and `}` percent-encoded (so the first `}` closes the tag). */

@@ -2,7 +2,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
+import { entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
+import type { Services } from '../services.js';
 
 /**
  * Where `npm run build` puts the console (Vite, from console/). The same path from src/http/routes/
@@ -47,7 +50,13 @@ const NOT_BUILT = `<!DOCTYPE html><html lang="en"><meta charset="utf-8"><title>r
 function consoleMetadata(app: RankdApp) {
   return {
     app: app.name,
-    entity_types: [...app.entityTypes.values()].map((type) => ({ name: type.name, id_field: type.idField })),
+    entity_types: [...app.entityTypes.values()].map((type) => ({
+      name: type.name,
+      id_field: type.idField,
+      ...(type.titleField === undefined ? {} : { title_field: type.titleField }),
+    })),
+    // What `overrides.model` accepts, per pipeline route: the console offers these, and no others.
+    pipelines: app.pipelines.map(({ route, pipeline }) => ({ route, models: pipeline.models ?? [] })),
     feature_views: [...app.featureViews.values()].map((view) => ({
       name: view.name,
       entity_types: view.entityTypes.map((type) => type.name),
@@ -55,14 +64,19 @@ function consoleMetadata(app: RankdApp) {
   };
 }
 
+/** How many ids `GET /console/sample-ids` gives: a page of candidates for the Rank form. */
+const SAMPLE_IDS = 10;
+
 /**
  * The console (docs/console.md): `GET /console` and its built assets, public as the docs page is
- * (they hold no data; every API call the page makes needs a key when keys are on), and
- * `GET /console/app.json`, the app's entity types and feature views, which needs a key like the API.
+ * (they hold no data; every API call the page makes needs a key when keys are on),
+ * `GET /console/app.json`, the app's entity types, feature views and models, and
+ * `GET /console/sample-ids?entity_type=...`, a few ids found in the index (the Rank form's first
+ * candidates), both of which need a key like the API.
  * A hand-written handler rather than @fastify/static: the files are few and known at start, and an
  * installed rankd gets no extra dependency.
  */
-export function registerConsoleRoutes(server: FastifyInstance, app: RankdApp): void {
+export function registerConsoleRoutes(server: FastifyInstance, { app, index }: Services): void {
   let assets: ReadonlyMap<string, Asset> | undefined;
   const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
   const page = async (_request: unknown, reply: FastifyReply) => {
@@ -76,6 +90,15 @@ export function registerConsoleRoutes(server: FastifyInstance, app: RankdApp): v
   server.get('/console', hidden, page);
   server.get('/console/', hidden, page);
   server.get('/console/app.json', { schema: { hide: true } }, async () => consoleMetadata(app));
+  const sample = Type.Object({ entity_type: entityTypeSchema(app) }, { additionalProperties: false });
+  server.get<{ Querystring: Static<typeof sample> }>(
+    '/console/sample-ids',
+    { schema: { hide: true, querystring: sample } },
+    async (request) => {
+      const type = entityTypeOf(app, request.query.entity_type);
+      return { entity_type: type.name, ids: await index.sampleIds(type, SAMPLE_IDS) };
+    },
+  );
   server.get<{ Params: { file: string } }>('/console/assets/:file', hidden, async (request, reply) => {
     assets ??= readAssets();
     const asset = assets.get(`assets/${request.params.file}`);

@@ -41,6 +41,11 @@ export interface Explanation {
   readonly reason?: string;
   /** A chain's explanation of each model, in order; the fields above are the last model's. */
   readonly stages?: readonly StageExplanation[];
+  /**
+   * Set when another model scored in this one's place (a file model's `whenMissing` while its
+   * file does not exist yet, or did not load): that model's name and why. The fields above are its.
+   */
+  readonly fallback?: { readonly model: string; readonly reason: string };
 }
 
 /**

@@ -14,6 +14,8 @@ function nullable<T extends Type.TSchema>(type: T) {
 /** A product of the shop: `product_id` plus catalogue, price, stock and search fields. */
 export const Product = ProductEntity.extend({
   description: 'A product of the shop; identifier `product_id`.',
+  // What the console shows beside a product's id (else the first text field: `brand`).
+  titleField: 'title',
   fields: {
     brand: nullable(Type.String()),
     category: nullable(Type.String()),
