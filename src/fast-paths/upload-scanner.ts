@@ -22,8 +22,9 @@ import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
  *   digits, magnitudes printed in exponent form), keys made of digits only (V8 puts array-index keys
  *   first), duplicate keys, `__proto__` and `constructor` keys (the JSON parser refuses some), and
  *   nesting deeper than {@link MAX_SCAN_DEPTH};
- * - an id that is missing, empty, too long or neither a string nor a number, and an entity that
- *   fails its type's declared fields.
+ * - an id that is missing, empty, too long or neither a string nor a number, an entity that
+ *   fails its type's declared fields, and one with a field its type does not declare (when the
+ *   type declares any): the slow path names such fields in its answer's x-rankd-unknown-fields.
  *
  * Within what it accepts every string has exactly one encoding, so comparing keys as bytes is
  * comparing them as strings.
