@@ -23,7 +23,7 @@
  *
  * A page that says at its top it cannot be followed word for word is skipped with its reason, and
  * bring-your-model without python3-xgboost. At the end, a SIGTERM to the `npm start` left running
- * must stop the server (no orphan), and `npx rankd redis stop` stops the Redis it started.
+ * must stop the server (no orphan), and the command it printed to stop its Redis must stop it.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -248,7 +248,7 @@ describe('the quickstart and the guides, followed word for word in a project mad
     });
   }
 
-  test('a SIGTERM to the `npm start` left running stops its server; `npx rankd redis stop` stops its Redis', async (t) => {
+  test('a SIGTERM to the `npm start` left running stops its server; the command it printed stops its Redis', async (t) => {
     if (unavailable !== undefined) {
       t.skip(unavailable);
       return;
@@ -263,7 +263,10 @@ describe('the quickstart and the guides, followed word for word in a project mad
     for (let i = 0; i < 200 && servers().length > 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(servers(), [], `still running after npm start was stopped:\n${start.output()}`);
-    const stop = await runBlock('npx rankd redis stop');
+    // The command npm start said stops its Redis, as printed.
+    const printed = /^Stop it with: (.*)$/m.exec(start.output())?.[1];
+    assert.ok(printed, start.output());
+    const stop = await runBlock(printed);
     assert.equal(stop.code, 0, `${stop.stdout}${stop.stderr}`);
     assert.deepEqual(
       (namespace?.processes() ?? []).filter(({ command }) => command.includes('redis-server')),
