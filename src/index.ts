@@ -93,6 +93,7 @@ export {
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { type BuildServerOptions, buildServer } from './http/build-server.js';
 export { DEGRADED_HEADER } from './http/degraded.js';
+export { NOT_IN_INDEX_HEADER } from './http/not-in-index.js';
 export { defineModel, type Model, type ModelOptions, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
 export type { Explanation, ModelContributions, StageExplanation } from './models/explain/explanation.js';

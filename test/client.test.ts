@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import ts from 'typescript';
+import { OPENAPI_TYPESCRIPT_INSTALL } from '../src/cli/client-types.js';
 import { createClient, RankdClientError } from '../src/client/index.js';
 import { type RunningServer, startServer } from '../src/http/start-server.js';
 import { ErrorCode } from '../src/index.js';
@@ -216,6 +217,14 @@ describe('rankd client types', () => {
     const out = join(work, 'from-url.d.ts');
     await clientTypesCommand(['--url', baseUrl, '--out', out], work);
     assert.equal(typesBody(readFileSync(out, 'utf8')), fixtureTypes());
+  });
+
+  test('client.md says how to get openapi-typescript, with the command the CLI names when it is missing', () => {
+    const page = readFileSync(join(ROOT, 'docs/reference/client.md'), 'utf8');
+    assert.ok(
+      page.includes(`\`\`\`sh\n${OPENAPI_TYPESCRIPT_INSTALL}\n\`\`\``),
+      'client.md shows the install command',
+    );
   });
 
   test("the client compiles for a browser: DOM's fetch, no Node types", () => {

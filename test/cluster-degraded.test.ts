@@ -30,6 +30,7 @@ import {
   defineSingleEntityPipeline,
   Feature,
   getFeature,
+  NOT_IN_INDEX_HEADER,
   PartialWriteError,
   ProductEntity,
   type RankdApp,
@@ -135,7 +136,12 @@ async function server(app: RankdApp, env: Record<string, string>, logStream?: Lo
 
 async function post(target: FastifyInstance, url: string, payload: unknown) {
   const res = await target.inject({ method: 'POST', url, payload: payload as object });
-  return { status: res.statusCode, body: res.json(), degraded: res.headers[DEGRADED_HEADER] };
+  return {
+    status: res.statusCode,
+    body: res.json(),
+    degraded: res.headers[DEGRADED_HEADER],
+    notInIndex: res.headers[NOT_IN_INDEX_HEADER],
+  };
 }
 
 const rank = (target: FastifyInstance, extra: Record<string, unknown> = {}, ids = IDS) =>
@@ -229,6 +235,8 @@ async function checkDegradedAnswers(cause: 'timeout' | 'offline' | 'cluster_down
   });
   assert.equal(ranked.status, 200, JSON.stringify(ranked.body));
   assert.equal(ranked.degraded, `entities=${out}; features=${out}`);
+  // Not read is not "not in the index": only the degraded header counts them.
+  assert.equal(ranked.notInIndex, undefined);
   const scores = Object.fromEntries(
     (ranked.body.ranked_candidates as Array<{ candidate_id: string; ranked_score: number }>).map((c) => [
       c.candidate_id,

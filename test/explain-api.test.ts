@@ -600,6 +600,29 @@ describe('overrides', () => {
     });
     assert.equal(unknownField.status, 422);
   });
+
+  test('every unknown name at once: variants, steps and model in one 422', async () => {
+    const res = await postJson(server, '/api/v1/logic', {
+      request_id: 'bad',
+      candidates: [{ thing_id: 't1' }],
+      overrides: {
+        variants: { nope: 'control', ranker: 'bold' },
+        skip_business_logic: ['promoted', 'boost', 'pin'],
+        model: 'gbdt',
+      },
+    });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    const named = (res.body.detail as Array<{ loc: Array<string | number>; msg: string }>).map(
+      ({ loc, msg }) => `${loc.slice(2).join('.')}: ${msg.split(' (')[0]}`,
+    );
+    assert.deepEqual(named, [
+      'skip_business_logic.1: "boost" is not a business-logic step of this pipeline',
+      'skip_business_logic.2: "pin" is not a business-logic step of this pipeline',
+      'model: "gbdt" is not a model of this pipeline',
+      'variants.nope: "nope" is not an experiment of this pipeline',
+      'variants.ranker: "bold" is not a variant of ranker',
+    ]);
+  });
 });
 
 describe('explain off, and pipelines that cannot explain', () => {

@@ -6,6 +6,7 @@ import {
   defineEntity,
   defineModel,
   defineRankingPipeline,
+  NOT_IN_INDEX_HEADER,
   ProductEntity,
   Type,
   UserEntity,
@@ -295,6 +296,54 @@ describe('missing entities', () => {
     assert.deepEqual(dig(p5, 'brand', 'maker'), { maker_id: 'm404', country: null });
   });
 });
+
+describe('candidates not in the index are said to be', () => {
+  const rank = (body: Record<string, unknown>) =>
+    server.inject({
+      method: 'POST',
+      url: '/api/v1/ranking',
+      payload: { request_id: `missing-${++requests}`, user_page_size: 100, ...body },
+    });
+
+  test('the x-rankd-not-in-index header counts them (each time sent), and only them', async () => {
+    const some = await rank({
+      candidates: ids('p1', 'nope', 'p2', 'nope-2', 'nope'),
+      // Not a candidate: a user the index lacks is not counted.
+      user: { user_id: 'u404' },
+    });
+    assert.equal(some.statusCode, 200, some.body);
+    assert.equal(some.headers[NOT_IN_INDEX_HEADER], 'candidates=3');
+    const none = await rank({ candidates: ids('p1', 'p2'), user: { user_id: 'u404' } });
+    assert.equal(none.statusCode, 200, none.body);
+    assert.equal(none.headers[NOT_IN_INDEX_HEADER], undefined);
+  });
+
+  test('the explanation of such a candidate says so; the others say nothing of it', async () => {
+    const res = await rank({ candidates: ids('p1', 'nope'), explain: true });
+    assert.equal(res.statusCode, 200, res.body);
+    const explained = new Map(
+      (
+        res.json().ranked_candidates as Array<{ candidate_id: string; explanation: Record<string, unknown> }>
+      ).map((c) => [c.candidate_id, c.explanation]),
+    );
+    assert.equal(explained.get('nope')?.hydration, 'not in the index; ranked with the fields sent');
+    assert.ok(explained.get('p1') !== undefined && !('hydration' in (explained.get('p1') ?? {})));
+  });
+
+  test('the metrics count them by pipeline', async () => {
+    const before = await notInIndexTotal();
+    await rank({ candidates: ids('p1', 'nope', 'nope-2') });
+    assert.equal((await notInIndexTotal()) - before, 2);
+  });
+});
+
+/** `rankd_candidates_not_in_index_total` of the test pipeline, as /metrics serves it. */
+async function notInIndexTotal(): Promise<number> {
+  const text = (await server.inject({ method: 'GET', url: '/metrics' })).body;
+  const line = /^rankd_candidates_not_in_index_total\{pipeline="MyRankingPipeline"\} (\d+)$/m.exec(text);
+  assert.ok(line, text.slice(0, 500));
+  return Number(line[1]);
+}
 
 describe('large levels', () => {
   test('600 candidates, every third missing: read with one MGET, each entity in its place', async () => {

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { nextSteps, rankdDependencyOf } from '../src/cli/init-command.js';
+import { installedTarballOf, nextSteps, rankdDependencyOf } from '../src/cli/init-command.js';
 import { waitForHealthcheck, watchService } from './helpers/cli-service.js';
 import { freePort } from './helpers/free-port.js';
 import { ensureBuilt, PACKAGE_ROOT as ROOT, runCommand } from './helpers/package-build.js';
@@ -134,6 +134,47 @@ describe('rankd init', () => {
       ['cd myshop', 'npm install', 'npm start', 'npm test'],
     );
     assert.match(lines.join('\n'), /npm install +# rankd \^0\.3\.1 from the npm registry/);
+  });
+
+  test('installed from a packed file that is still there: depends on it, and npm install needs nothing else', () => {
+    const where = mkdtempSync(join(tmpdir(), 'rankd-packed-'));
+    // As `npx --package ./rankd-0.3.1.tgz` leaves it: the hidden lockfile beside node_modules/rankd.
+    const installRoot = join(where, 'npx', 'abc123');
+    const root = join(installRoot, 'node_modules', 'rankd');
+    mkdirSync(root, { recursive: true });
+    const tarball = join(where, 'clone', 'rankd-0.3.1.tgz');
+    mkdirSync(join(where, 'clone'));
+    writeFileSync(tarball, 'packed');
+    writeFileSync(
+      join(installRoot, 'node_modules', '.package-lock.json'),
+      JSON.stringify({
+        packages: { 'node_modules/rankd': { resolved: 'file:../../clone/rankd-0.3.1.tgz' } },
+      }),
+    );
+    assert.equal(installedTarballOf(root), tarball);
+    assert.deepEqual(rankdDependencyOf(root, '0.3.1'), { spec: `file:${tarball}`, tarball });
+    // Gone since: the version range, as from a registry.
+    rmSync(tarball);
+    assert.deepEqual(rankdDependencyOf(root, '0.3.1'), { spec: '^0.3.1' });
+    rmSync(where, { recursive: true, force: true });
+
+    const lines = nextSteps(
+      {
+        name: 'myshop',
+        path: '/home/you/rankd/myshop',
+        rankd: { spec: 'file:../rankd-0.3.1.tgz', tarball: '/home/you/rankd/rankd-0.3.1.tgz' },
+      },
+      '/home/you/rankd',
+    );
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith('  ')),
+      [
+        '  cd myshop',
+        '  npm install    # rankd from ../rankd-0.3.1.tgz, the file it was installed from',
+        '  npm start      # a local Redis (started if none answers), the sample data, http://localhost:5001',
+        '  npm test       # the type check, then the tests in test/ on a throwaway Redis',
+      ],
+    );
   });
 
   test('depends on a version range when installed, on a file: path from a git checkout', () => {

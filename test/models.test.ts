@@ -422,6 +422,12 @@ describe('admin reload route', () => {
     assert.match(unknown.body.detail, /"nope".*fragile/);
   });
 
+  test('no body at all (curl -X POST) reloads every file model, as `{}` does', async () => {
+    const res = await fixture.server.inject({ method: 'POST', url: '/api/v1/admin/models/reload' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().models.length, 10);
+  });
+
   test('documented in the OpenAPI document', async () => {
     const spec = (await fixture.server.inject({ method: 'GET', url: '/openapi.json' })).json();
     const operation = spec.paths['/api/v1/admin/models/reload'].post;

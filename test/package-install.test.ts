@@ -123,13 +123,12 @@ test('the packed tarball installs, and the project its `rankd init` makes instal
   assert.doesNotMatch(init.stdout, /git checkout/);
   const project = join(work, 'myshop');
   const projectJson = readJson(join(project, 'package.json'));
-  assert.equal(projectJson.dependencies?.rankd, `^${manifest.version}`);
-
-  // rankd is not on the public registry: the project takes the tarball for the range it names.
-  const deps = { ...projectJson.dependencies, rankd: `file:${tarball}` };
-  writeFileSync(
-    join(project, 'package.json'),
-    `${JSON.stringify({ ...projectJson, dependencies: deps }, null, 2)}\n`,
+  // Installed from the packed file, the project depends on that file: its `npm install` needs no
+  // registry that has rankd (none has yet), and init says so on the line it prints.
+  assert.equal(projectJson.dependencies?.rankd, `file:../${packed.filename}`);
+  assert.match(
+    init.stdout,
+    new RegExp(`npm install +# rankd from \\.\\./${packed.filename.replaceAll('.', '\\.')}`),
   );
   const projectInstall = await runCommand('npm', ['install', ...NPM_FLAGS], project, {}, INSTALL_TIMEOUT_MS);
   assert.equal(projectInstall.code, 0, projectInstall.stderr);

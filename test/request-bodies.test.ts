@@ -138,6 +138,74 @@ describe('REQUEST_BODIES=strict (the default)', () => {
   });
 });
 
+for (const fastPaths of ['true', 'false']) {
+  describe(`uploaded entities with fields their type does not declare (FAST_PATHS=${fastPaths})`, () => {
+    let server: FastifyInstance;
+    const lines: Array<Record<string, unknown>> = [];
+    before(async () => {
+      server = await serverWith(redis, { FAST_PATHS: fastPaths }, lines);
+    });
+    after(() => server.close());
+    const upload = (body: Record<string, unknown>) =>
+      server.inject({ method: 'POST', url: '/api/v1/entities/upload', payload: body });
+
+    test('stored as sent, named in the header, and warned about once per type and field', async () => {
+      const body = {
+        entity_type: 'product',
+        entities: [
+          { product_id: 'u1', title: 'Mug', number_in_stock: 3 },
+          { product_id: 'u2', title: 'Lamp', number_in_stok: 0, colour: 'red' },
+        ],
+      };
+      const first = await upload(body);
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.headers['x-rankd-unknown-fields'], 'entities[1].number_in_stok, entities[1].colour');
+      const again = await upload(body);
+      assert.equal(again.headers['x-rankd-unknown-fields'], 'entities[1].number_in_stok, entities[1].colour');
+      const warned = lines.filter((l) => String(l.msg).includes('unknown field "number_in_stok"'));
+      assert.equal(warned.length, 1, JSON.stringify(lines));
+      assert.match(
+        String(warned[0]?.msg),
+        /^product stored with a field its type does not declare: unknown field "number_in_stok" in entities\[1\]; known fields: brand, .*number_in_stock, price, product_id/,
+      );
+      // Stored as sent: an app may read its own undeclared fields.
+      const got = await postJson(server, '/api/v1/entities/get', {
+        entity_type: 'product',
+        entity_ids: ['u2'],
+      });
+      assert.deepEqual(got.body.entities.u2, {
+        product_id: 'u2',
+        title: 'Lamp',
+        number_in_stok: 0,
+        colour: 'red',
+      });
+    });
+
+    test('declared fields only, or a type that declares none: no header', async () => {
+      const declared = await upload({
+        entity_type: 'product',
+        entities: [{ product_id: 'u3', title: 'Vase', number_in_stock: 1, price: null }],
+      });
+      assert.equal(declared.statusCode, 200, declared.body);
+      assert.equal(declared.headers['x-rankd-unknown-fields'], undefined);
+      // The built-in brand type declares nothing but its id: anything goes.
+      const free = await upload({ entity_type: 'brand', entities: [{ brand_id: 'b1', founded: 1901 }] });
+      assert.equal(free.statusCode, 200, free.body);
+      assert.equal(free.headers['x-rankd-unknown-fields'], undefined);
+    });
+
+    test('the field the ids come from (entity_key) is no unknown field', async () => {
+      const res = await upload({
+        entity_type: 'product',
+        entity_key: 'sku',
+        entities: [{ sku: 'u4', title: 'Tray' }],
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.headers['x-rankd-unknown-fields'], undefined);
+    });
+  });
+}
+
 describe('REQUEST_BODIES=lenient: what the predecessor accepted', () => {
   let server: FastifyInstance;
   const lines: Array<Record<string, unknown>> = [];

@@ -116,6 +116,8 @@ interface Wildness {
   deep: boolean;
   /** Declared fields of the wrong type. */
   declared: boolean;
+  /** Fields a type that declares some does not declare (the plain path names them). */
+  undeclared: boolean;
 }
 
 const CANONICAL: Wildness = {
@@ -127,6 +129,7 @@ const CANONICAL: Wildness = {
   envelope: false,
   deep: false,
   declared: false,
+  undeclared: false,
 };
 
 function wildness(r: SeededRandom): Wildness {
@@ -139,6 +142,7 @@ function wildness(r: SeededRandom): Wildness {
     envelope: r.chance(0.15),
     deep: r.chance(0.1),
     declared: r.chance(0.2),
+    undeclared: r.chance(0.3),
   };
 }
 
@@ -289,11 +293,17 @@ function valueText(r: SeededRandom, wild: Wildness, depth: number): string {
 }
 
 /** An object with random fields, then `extra` fields (JSON texts of key and value) at random places. */
-function objectText(r: SeededRandom, wild: Wildness, depth: number, extra: Array<[string, string]>): string {
+function objectText(
+  r: SeededRandom,
+  wild: Wildness,
+  depth: number,
+  extra: Array<[string, string]>,
+  extraOnly = false,
+): string {
   const pool = wild.keys ? WILD_KEYS : CANONICAL_KEYS;
   const fields: Array<[string, string]> = [];
   const used = new Set<string>();
-  const count = r.int(depth === 1 ? 6 : 4);
+  const count = extraOnly ? 0 : r.int(depth === 1 ? 6 : 4);
   for (let i = 0; i < count; i++) {
     const key = r.pick(pool);
     if (!wild.keys && used.has(key)) continue;
@@ -384,7 +394,8 @@ function bodyText(r: SeededRandom, wild: Wildness, typeName = r.pick(TYPE_NAMES)
         if (r.chance(0.4))
           extra.push([`"${field}"`, wild.declared && r.chance(0.3) ? r.pick(bad) : good(r, wild)]);
     if (wild.keys && r.chance(0.1)) extra.push([`"${r.pick(ID_FIELDS)}"`, idText(r, wild)]);
-    let entity = objectText(r, wild, 1, extra);
+    // Only declared fields for an offer, unless wild: its undeclared ones send the body down the plain path.
+    let entity = objectText(r, wild, 1, extra, typeName === 'offer' && !wild.undeclared);
     if (wild.deep && r.chance(0.3)) {
       const deep = MAX_SCAN_DEPTH - 4 + r.int(8);
       const inner = r.chance(0.5)
@@ -544,6 +555,18 @@ describe('declines (the slow path answers or re-serialises)', () => {
       'a declared field of the wrong type',
       '{"entity_type":"offer","entities":[{"offer_id":"o1","price":"cheap"}]}',
     ],
+    [
+      'a field its type does not declare (the plain path names it to the caller)',
+      '{"entity_type":"offer","entities":[{"offer_id":"o1","price":9.5,"prise":9.5}]}',
+    ],
+    [
+      'an undeclared field beside entity_key',
+      '{"entity_type":"offer","entity_key":"code","entities":[{"code":"o1","offer_id":"o2","x":1}]}',
+    ],
+    [
+      'a misspelt id field beside the id field',
+      '{"entity_type":"offer","entities":[{"offer_id":"o1","offer_id_":"o2"}]}',
+    ],
     ['a byte order mark', `\ufeff${entity('{"product_id":"p1"}')}`],
     ['text after the body', `${entity('{"product_id":"p1"}')} x`],
     ['a truncated body', entity('{"product_id":"p1"}').slice(0, -2)],
@@ -635,8 +658,18 @@ describe('accepts (and stores exactly what the slow path stores)', () => {
     ],
     [
       'declared fields that pass',
-      '{"entity_type":"offer","entities":[{"offer_id":"o1","price":9.5,"tags":["a"],"x":{}}]}',
-      ['{"offer_id":"o1","price":9.5,"tags":["a"],"x":{}}'],
+      '{"entity_type":"offer","entities":[{"offer_id":"o1","price":9.5,"tags":["a"],"meta":{"a":1}}]}',
+      ['{"offer_id":"o1","price":9.5,"tags":["a"],"meta":{"a":1}}'],
+    ],
+    [
+      'the ids in entity_key, beside the id field, and no other undeclared field',
+      '{"entity_type":"offer","entity_key":"code","entities":[{"code":"o1","offer_id":"o2","price":1}]}',
+      ['{"code":"o1","offer_id":"o2","price":1}'],
+    ],
+    [
+      'any fields for a type that declares none',
+      '{"entity_type":"item","entities":[{"sku":"s1","anything":1,"else":[2]}]}',
+      ['{"sku":"s1","anything":1,"else":[2]}'],
     ],
     [
       'entities before entity_type',

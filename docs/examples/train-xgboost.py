@@ -1,21 +1,31 @@
-"""Trains a ranking model on `rankd events export` CSV and saves it for rankd's gbdtModel."""
+"""Trains a ranking model on `rankd events export` CSV and saves it for the template's Ranker."""
 import csv
 import sys
 
 import numpy as np
 import xgboost as xgb
 
-FEATURES = [  # the model's inputs, in the order gbdtModel's `features` lists them
+FEATURES = [  # Ranker's inputs (INPUTS in pipelines/product-ranking/models.ts), in their order
     "text_match:title",
+    "text_match:category",
     "text_match:description",
-    "product_stats:ctr_7d",
+    "text_match:brand",
+    "realtime_product:search_score",
     "product_stats:popularity",
+    "product_stats:ctr_7d",
+    "product_sales:conversion_30d",
+    "user_affinity:embedding_similarity",
+    "user_affinity:preferred_brand",
+    "user_affinity:price_penalty",
+    "product_stats:purchase_past_15_days",
+    "product_stats:rating",
+    "product_stats:review_count",
 ]
 
 source, target = sys.argv[1], sys.argv[2]
 with open(source, newline="") as file:
-    # Rows come grouped by request, in page order; rows without features were not sampled.
-    rows = [row for row in csv.DictReader(file) if row[FEATURES[0]] != ""]
+    # Rows come grouped by request, in page order; an empty cell is a missing value.
+    rows = list(csv.DictReader(file))
 
 rows_by_request = {}
 for row in rows:
@@ -23,7 +33,7 @@ for row in rows:
 ordered = [row for request in rows_by_request.values() for row in request]
 groups = [len(request) for request in rows_by_request.values()]
 
-x = np.array([[float(row[f]) if row[f] != "" else np.nan for f in FEATURES] for row in ordered])
+x = np.array([[float(row.get(f) or "nan") for f in FEATURES] for row in ordered])
 y = np.array([int(row["label"]) for row in ordered])
 data = xgb.DMatrix(x, label=y, feature_names=[f.replace(":", "_") for f in FEATURES])
 data.set_group(groups)
@@ -33,5 +43,8 @@ booster = xgb.train(
     data,
     num_boost_round=50,
 )
-booster.save_model(target)  # XGBoost JSON: gbdtModel reads it
+# XGBoost JSON, whatever the file is called: save_model would pick a binary format for a name
+# that does not end in .json, such as the temporary one of step 5.
+with open(target, "wb") as out:
+    out.write(booster.save_raw("json"))
 print(f"trained on {len(ordered)} rows of {len(groups)} requests; wrote {target}")

@@ -84,6 +84,9 @@ export async function writeClientTypes(
   );
 }
 
+/** How a project gets openapi-typescript: what the command says when it is missing, and docs/reference/client.md. */
+export const OPENAPI_TYPESCRIPT_INSTALL = 'npm install --save-dev openapi-typescript@7';
+
 /**
  * openapi-typescript, an optional peer dependency: only this command needs it, and it would add
  * several megabytes to every project's install.
@@ -93,7 +96,7 @@ async function loadOpenapiTypescript(): Promise<typeof import('openapi-typescrip
     return await import('openapi-typescript');
   } catch {
     throw new CliError(
-      '`rankd client types` needs openapi-typescript: install it in your project with `npm install --save-dev openapi-typescript@7`',
+      `\`rankd client types\` needs openapi-typescript: install it in your project with \`${OPENAPI_TYPESCRIPT_INSTALL}\``,
       ErrorCode.CLI_USAGE,
     );
   }

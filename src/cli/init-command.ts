@@ -1,5 +1,5 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { ErrorCode } from '../errors/index.js';
@@ -76,16 +76,44 @@ export interface RankdDependency {
   spec: string;
   /** Set when `spec` is a `file:` path to a git checkout of rankd, not a version range. */
   checkout?: string;
+  /** Set when `spec` is a `file:` path to the packed rankd (`npm pack`) this rankd was installed from. */
+  tarball?: string;
+}
+
+/**
+ * The tarball the rankd at `root` was installed from, when npm installed it from a `.tgz` file that
+ * is still there (`npx --package ./rankd-0.1.0.tgz`, `npm install [-g] ./rankd-0.1.0.tgz`): npm
+ * records it as the package's `resolved` in the hidden lockfile beside it,
+ * `node_modules/.package-lock.json`, relative to the folder holding `node_modules`.
+ */
+export function installedTarballOf(root: string): string | undefined {
+  const modules = dirname(root);
+  if (basename(modules) !== 'node_modules') return undefined;
+  let lock: { packages?: Record<string, { resolved?: unknown }> };
+  try {
+    lock = JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const resolved = lock.packages?.[`node_modules/${basename(root)}`]?.resolved;
+  if (typeof resolved !== 'string' || !resolved.startsWith('file:') || !resolved.endsWith('.tgz'))
+    return undefined;
+  const tarball = resolve(dirname(modules), resolved.slice('file:'.length));
+  return existsSync(tarball) ? tarball : undefined;
 }
 
 /**
  * The dependency a new project gets on the rankd at `root`: the version range of this release
- * (`^0.1.0`), as an installed package gives it. A git checkout (a `.git` beside its package.json,
- * a directory or a worktree's file) gives a `file:` path to itself instead: its version is not
- * necessarily the published one, and someone running rankd from a checkout wants that code.
+ * (`^0.1.0`), as a package installed from a registry gives it. A git checkout (a `.git` beside its
+ * package.json, a directory or a worktree's file) gives a `file:` path to itself instead: its
+ * version is not necessarily the published one, and someone running rankd from a checkout wants
+ * that code. A rankd installed from a packed file gives a `file:` path to that file, so that the
+ * project's `npm install` installs it rather than asking a registry that may not have it.
  */
 export function rankdDependencyOf(root: string = RANKD_ROOT, version: string = VERSION): RankdDependency {
   if (existsSync(join(root, '.git'))) return { spec: `file:${root}`, checkout: root };
+  const tarball = installedTarballOf(root);
+  if (tarball !== undefined) return { spec: `file:${tarball}`, tarball };
   return { spec: `^${version}` };
 }
 
@@ -122,7 +150,10 @@ export function initProject(name: string, options: InitOptions = {}, cwd = proce
   if (!existsSync(TEMPLATE_DIR)) {
     throw new CliError(`the project template is missing from the rankd package (looked in ${TEMPLATE_DIR})`);
   }
-  const rankd = rankdDependencyOf();
+  const found = rankdDependencyOf();
+  // Relative to the project, as npm writes a `file:` dependency itself: the two move together.
+  const rankd =
+    found.tarball === undefined ? found : { ...found, spec: `file:${relative(path, found.tarball)}` };
   mkdirSync(resolve(path, '..'), { recursive: true });
   try {
     cpSync(TEMPLATE_DIR, path, {
@@ -155,11 +186,13 @@ export function nextSteps(result: InitResult, cwd: string): string[] {
       'project uses that code (build it there with `npm run build` after changing it).',
     );
   }
-  // From a checkout the dependency is a file: path; otherwise npm fetches the range from the registry.
+  // Every command must work as printed: a comment may say where rankd comes from, never what to type instead.
   const install =
     result.rankd.checkout !== undefined
       ? '  npm install'
-      : `  npm install    # rankd ${result.rankd.spec} from the npm registry (or: npm install <path>/rankd-${VERSION}.tgz)`;
+      : result.rankd.tarball !== undefined
+        ? `  npm install    # rankd from ${result.rankd.spec.slice('file:'.length)}, the file it was installed from`
+        : `  npm install    # rankd ${result.rankd.spec} from the npm registry`;
   lines.push(
     '',
     'Next:',

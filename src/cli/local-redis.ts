@@ -40,9 +40,16 @@ export function runningRankdRedis(dir: string): number | undefined {
   return pid !== undefined && isRedisServerProcess(pid) ? pid : undefined;
 }
 
-/** The `rankd redis stop` line that stops this target (flags only where they differ from defaults). */
-export function stopCommandFor({ port, dir }: LocalRedisTarget): string {
-  let command = 'rankd redis stop';
+/**
+ * The `rankd redis stop` line that stops this target (flags only where they differ from defaults),
+ * as the reader can type it: `npx rankd ...` when rankd runs under npm (`npm start`, `npx rankd`),
+ * whose shell has no `rankd` on its PATH, only the project's node_modules/.bin through npx.
+ */
+export function stopCommandFor(
+  { port, dir }: LocalRedisTarget,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  let command = env.npm_lifecycle_event === undefined ? 'rankd redis stop' : 'npx rankd redis stop';
   if (port !== DEFAULT_REDIS_PORT) command += ` --port ${port}`;
   if (dir !== defaultRedisDir(port)) command += ` --dir ${/[\s"'$]/.test(dir) ? JSON.stringify(dir) : dir}`;
   return command;

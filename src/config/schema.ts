@@ -241,6 +241,13 @@ export const ConfigSchema = Type.Object({
    * while the stream shares the index's Redis, `1` in a Redis of its own (`EVENTS_REDIS_URL`).
    */
   EVENTS_MAXMEMORY_SHARE: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+  /**
+   * How often the server checks that the index holds entities of each entity type the app declares
+   * (a SCAN until one key matches): an empty one is logged, shown by `/readyz` (`empty_entity_types`)
+   * and `rankd_index_empty`. Checked once Redis answers, then at this interval; `0` turns it off.
+   * @defaultValue `60000`
+   */
+  INDEX_EMPTY_CHECK_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 0 }),
 });
 
 /**

@@ -22,8 +22,9 @@ import { MAX_ENTITY_ID_LENGTH } from '../entity-index/entity-index.js';
  *   digits, magnitudes printed in exponent form), keys made of digits only (V8 puts array-index keys
  *   first), duplicate keys, `__proto__` and `constructor` keys (the JSON parser refuses some), and
  *   nesting deeper than {@link MAX_SCAN_DEPTH};
- * - an id that is missing, empty, too long or neither a string nor a number, and an entity that
- *   fails its type's declared fields.
+ * - an id that is missing, empty, too long or neither a string nor a number, an entity that
+ *   fails its type's declared fields, and one with a field its type does not declare (when the
+ *   type declares any): the slow path names such fields in its answer's x-rankd-unknown-fields.
  *
  * Within what it accepts every string has exactly one encoding, so comparing keys as bytes is
  * comparing them as strings.
@@ -195,6 +196,10 @@ interface TypePlan {
    * bytes; the others are parsed and checked with the type's validator.
    */
   readonly declared: ReadonlyArray<DeclaredField>;
+  /** Reference fields the type does not also declare: known, not named as undeclared. */
+  readonly referenceKeys: ReadonlyArray<KeyBytes>;
+  /** Whether `<type>_id` is a declared or reference field (counted already when it holds the id). */
+  readonly fallbackKnown: boolean;
 }
 
 /**
@@ -301,6 +306,14 @@ function planFor(type: EntityType): TypePlan | null {
     if (bytes === undefined) eligible = false;
     else declared.push({ ...bytes, name, check: valueCheckOf(type.fields[name]) });
   }
+  const referenceKeys: KeyBytes[] = [];
+  for (const name of Object.keys(type.references)) {
+    if (name === type.idField || Object.hasOwn(type.fields, name)) continue;
+    const bytes = keyBytesOf(name);
+    if (bytes === undefined) eligible = false;
+    else referenceKeys.push(bytes);
+  }
+  const fallbackName = `${type.name}_id`;
   plan =
     eligible && idField && fallbackField
       ? {
@@ -309,6 +322,9 @@ function planFor(type: EntityType): TypePlan | null {
           fallbackField,
           idFieldInsert: Buffer.from(`,${JSON.stringify(type.idField)}:`),
           declared,
+          referenceKeys,
+          fallbackKnown:
+            Object.hasOwn(type.fields, fallbackName) || Object.hasOwn(type.references, fallbackName),
         }
       : null;
   plans.set(type, plan);
@@ -756,25 +772,32 @@ class Scan {
   }
 
   /**
-   * Whether the declared fields of entity `e` pass the type's validator, which checks nothing else
-   * (every declared field is optional, other fields are allowed): simple ones by their bytes, the
-   * others parsed and given to the validator.
+   * How many declared fields entity `e` has, or -1 unless they pass the type's validator, which
+   * checks nothing else (every declared field is optional, other fields are allowed): simple ones
+   * by their bytes, the others parsed and given to the validator.
    */
-  declaredFieldsPass(e: number, plan: TypePlan): boolean {
+  declaredFieldsFound(e: number, plan: TypePlan): number {
     let parsed: Record<string, unknown> | undefined;
+    let found = 0;
     for (const field of plan.declared) {
       const k = this.findKey(e, field);
       if (k === -1) continue;
+      found++;
       const start = this.entityKeys[k + 3] as number;
       const end = this.entityKeys[k + 4] as number;
       if (field.check !== undefined) {
-        if (!field.check(this.buf, start, end)) return false;
+        if (!field.check(this.buf, start, end)) return -1;
         continue;
       }
       parsed ??= {};
       parsed[field.name] = JSON.parse(this.buf.toString('utf8', start, end));
     }
-    return parsed === undefined || plan.type.uploadValidator.Check(parsed);
+    return parsed === undefined || plan.type.uploadValidator.Check(parsed) ? found : -1;
+  }
+
+  /** How many keys entity `e` has (the scan declines repeated keys: each is a distinct field). */
+  keyCount(e: number): number {
+    return ((this.entitySpans[e * 4 + 3] as number) - (this.entitySpans[e * 4 + 2] as number)) / 5;
   }
 }
 
@@ -835,11 +858,14 @@ export function scanUpload(
   const plan = planFor(type);
   if (plan === null) return undefined;
   let entityKey: KeyBytes | undefined;
+  let entityKeyKnown = false;
   if (scan.keyFieldStart !== -1) {
     const name = JSON.parse(body.toString('utf8', scan.keyFieldStart, scan.keyFieldEnd)) as string;
     if (name.length === 0) return undefined;
     entityKey = keyBytesOf(name);
     if (entityKey === undefined) return undefined;
+    entityKeyKnown =
+      name === type.idField || Object.hasOwn(type.fields, name) || Object.hasOwn(type.references, name);
   }
 
   const ids = new Array<string>(scan.entityCount);
@@ -859,9 +885,20 @@ export function scanUpload(
       if (!hasIdField) idAt = scan.findKey(e, plan.fallbackField);
     }
     if (idAt === -1) return undefined;
+    // The id read from another field than the id field: a known field unless counted already.
+    const otherIdKeyCounts =
+      (entityKey === undefined ? !hasIdField && !plan.fallbackKnown : !entityKeyKnown) &&
+      plan.declared.length > 0;
     const id = scan.idAt(idAt);
     if (id === undefined) return undefined;
-    if (plan.declared.length > 0 && !scan.declaredFieldsPass(e, plan)) return undefined;
+    if (plan.declared.length > 0) {
+      const declared = scan.declaredFieldsFound(e, plan);
+      if (declared === -1) return undefined;
+      // A field the type does not declare is named to the caller (a typo, mostly): the plain path does it.
+      let known = declared + (hasIdField ? 1 : 0) + (otherIdKeyCounts ? 1 : 0);
+      for (const key of plan.referenceKeys) if (scan.findKey(e, key) !== -1) known++;
+      if (scan.keyCount(e) > known) return undefined;
+    }
     const start = scan.entitySpans[e * 4] as number;
     const end = scan.entitySpans[e * 4 + 1] as number;
     ids[e] = id;

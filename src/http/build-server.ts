@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
+import { declaredEntityTypes, EmptyIndexWatch } from '../app/empty-index-watch.js';
 import { type Config, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
 import { createEventSink } from '../events/create-sink.js';
@@ -159,6 +160,18 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     ? (request) => tracing.stageObserver(request, metrics?.stages)
     : () => metrics?.stages;
   const services: Services = { config, app, redis, index, features, events, metrics, stageObserverFor };
+  const emptyIndex = new EmptyIndexWatch(
+    redis,
+    keys,
+    declaredEntityTypes(app),
+    options.documentOnly ? 0 : config.INDEX_EMPTY_CHECK_INTERVAL_MS,
+    {
+      warn: (message) => server.log.warn(message),
+      info: (message) => server.log.info(message),
+      checked: (type, empty) => metrics?.indexEmpty(type, empty),
+    },
+  );
+  server.addHook('onClose', async () => emptyIndex.stop());
   server.decorate('rankd', services);
   server.addHook('onClose', async () => metrics?.close());
   // In-flight requests have handed over their events by now: write them, within EVENTS_CLOSE_TIMEOUT_MS.
@@ -193,7 +206,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     // level are in place when the index routes' own plugin scopes copy their parent's hooks.
     await app.server?.(server, services);
     await options.extraRoutes?.(server, services);
-    registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS);
+    registerHealthRoutes(server, redis, config.EXPOSE_REDIS_ADDRESS, () => emptyIndex.empty);
     registerEntityUploadRoute(server, services);
     registerEntityGetRoute(server, services);
     registerEntityDeleteRoutes(server, services);
@@ -210,6 +223,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     }
     // Plugins the app registered without awaiting them load here, and fail here.
     await server.ready();
+    emptyIndex.start(config.REDIS_CONNECT_TIMEOUT_MS);
   } catch (error) {
     await app.close();
     await events.close();

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EntityType } from '../entities/define-entity.js';
 import { fieldName, unknownFieldMessage } from '../errors/index.js';
 
 /**
@@ -97,28 +98,79 @@ function headerText(fields: readonly UnknownField[]): string {
 }
 
 /**
+ * Says which unknown fields an answer's request held: in the {@link UNKNOWN_FIELDS_HEADER} header
+ * of the answer, and in one warning log line per route and field (`candidates[].pirce`), so a
+ * client's typo reaches its operator without flooding the log. One per server and kind of body.
+ */
+export class UnknownFieldReporter {
+  readonly #logged = new Set<string>();
+  readonly #prefix: (scope: string) => string;
+
+  /** `prefix`: what the warning says first, given the report's scope (what became of such a field). */
+  constructor(prefix: (scope: string) => string = () => '') {
+    this.#prefix = prefix;
+  }
+
+  /** Names `fields` on `reply`, and logs those not logged yet for this route and `scope` (an entity type). */
+  report(request: FastifyRequest, reply: FastifyReply, fields: readonly UnknownField[], scope = ''): void {
+    if (fields.length === 0) return;
+    reply.header(UNKNOWN_FIELDS_HEADER, headerText(fields));
+    for (const field of fields) {
+      const key = `${request.routeOptions.url} ${scope} ${field.parent.filter((p) => typeof p === 'string').join('.')}.${field.name}`;
+      if (this.#logged.has(key) || this.#logged.size >= MAX_LOGGED) continue;
+      this.#logged.add(key);
+      request.log.warn(
+        { unknown_field: fieldName([...field.parent, field.name]), route: request.routeOptions.url },
+        `${this.#prefix(scope)}${unknownFieldMessage(field.name, field.parent, field.known)} (logged once per route and field; every answer names them in ${UNKNOWN_FIELDS_HEADER})`,
+      );
+    }
+  }
+}
+
+/**
  * Names the unknown fields of every JSON body whose schema refuses fields it does not declare
- * (pipeline requests, feedback; the index routes take free-form entities): in the
- * {@link UNKNOWN_FIELDS_HEADER} header of the answer, and in one warning log line per route and
- * field (`candidates[].pirce`), so a client's typo reaches its operator without flooding the log.
+ * (pipeline requests, feedback; the index routes take free-form entities, and the upload route
+ * names undeclared entity fields itself): see {@link UnknownFieldReporter}.
  */
 export function reportUnknownFields(server: FastifyInstance): void {
-  const logged = new Set<string>();
+  const reporter = new UnknownFieldReporter();
   server.addHook('preValidation', (request, reply, done) => {
     const schema = request.routeOptions.schema?.body as Schema | undefined;
     if (schema?.additionalProperties !== false || typeof request.body !== 'object') return done();
-    const fields = unknownFields(schema, request.body);
-    if (fields.length === 0) return done();
-    reply.header(UNKNOWN_FIELDS_HEADER, headerText(fields));
-    for (const field of fields) {
-      const key = `${request.routeOptions.url} ${field.parent.filter((p) => typeof p === 'string').join('.')}.${field.name}`;
-      if (logged.has(key) || logged.size >= MAX_LOGGED) continue;
-      logged.add(key);
-      request.log.warn(
-        { unknown_field: fieldName([...field.parent, field.name]), route: request.routeOptions.url },
-        `${unknownFieldMessage(field.name, field.parent, field.known)} (logged once per route and field; every answer names them in ${UNKNOWN_FIELDS_HEADER})`,
-      );
-    }
+    reporter.report(request, reply, unknownFields(schema, request.body));
     done();
   });
+}
+
+/**
+ * The fields of uploaded `entities` that their type does not declare (`number_in_stok` for
+ * `number_in_stock`), at most `limit`: stored as sent, but most likely a typo. The id field and the
+ * field the ids were read from (`entity_key`, `<type>_id`) are known; a type that declares no field
+ * but its id takes any fields, and has none unknown.
+ */
+export function undeclaredEntityFields(
+  type: EntityType,
+  entities: readonly Record<string, unknown>[],
+  entityKey: string | undefined,
+  limit = MAX_NAMED + 1,
+): UnknownField[] {
+  const declared = type.fields;
+  const names = Object.keys(declared);
+  if (names.length === 0) return [];
+  const found: UnknownField[] = [];
+  let known: string[] | undefined;
+  for (let i = 0; i < entities.length && found.length < limit; i++) {
+    const entity = entities[i] as Record<string, unknown>;
+    for (const name in entity) {
+      if (Object.hasOwn(declared, name) || name === type.idField || name === entityKey) continue;
+      if (Object.hasOwn(type.references, name)) continue;
+      // As EntityIndex.prepare reads ids: `<type>_id` when the entity has no id field.
+      if (entityKey === undefined && name === `${type.name}_id` && entity[type.idField] === undefined)
+        continue;
+      known ??= [...new Set([...names, type.idField, ...Object.keys(type.references)])].sort();
+      found.push({ parent: ['entities', i], name, known });
+      if (found.length >= limit) break;
+    }
+  }
+  return found;
 }

@@ -147,6 +147,8 @@ export class RankdMetrics {
   readonly #modelReloads: Counter<'model' | 'result'>;
   readonly #degradedRequests: Counter<'route' | 'cause'>;
   readonly #degradedReads: Counter<'kind' | 'cause'>;
+  readonly #notInIndex: Counter<'pipeline'>;
+  readonly #emptyIndex: Gauge<'entity_type'>;
   #eventStats: (() => EventCounts) | undefined;
   readonly #stopListening: () => void;
 
@@ -277,6 +279,32 @@ export class RankdMetrics {
       for (const kind of ['entity', 'feature_row']) this.#degradedReads.labels(kind, cause).inc(0);
     this.#stopListening = onModelReload((model, result) => this.modelReloaded(model, result));
     for (const pipeline of options.pipelines ?? []) this.#stageSeriesOf(pipeline);
+    // What was missing, said out loud: candidates ranked without their entity, and empty index types.
+    this.#notInIndex = new Counter({
+      name: 'rankd_candidates_not_in_index_total',
+      help: 'Ranking candidates the index did not hold (ranked with the fields sent), by pipeline',
+      labelNames: ['pipeline'] as const,
+      registers: [registry],
+    });
+    for (const pipeline of options.pipelines ?? []) this.#notInIndex.labels(pipeline).inc(0);
+    this.#emptyIndex = new Gauge({
+      name: 'rankd_index_empty',
+      help: '1 while the index holds no entity of a type the app declares (checked at start and every minute), else 0',
+      labelNames: ['entity_type'] as const,
+      registers: [registry],
+      // Every worker sees the same Redis: summed, two workers would say 2.
+      aggregator: 'max',
+    });
+  }
+
+  /** Counts candidates of one ranking request that the index did not hold. */
+  candidatesNotInIndex(pipeline: string, count: number): void {
+    this.#notInIndex.labels(pipeline).inc(count);
+  }
+
+  /** Records whether the index holds any entity of `entityType` (`rankd_index_empty`). */
+  indexEmpty(entityType: string, empty: boolean): void {
+    this.#emptyIndex.labels(entityType).set(empty ? 1 : 0);
   }
 
   /** Times pipeline stages (`rankd_pipeline_stage_duration_seconds`). */

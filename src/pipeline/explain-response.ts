@@ -41,6 +41,9 @@ function modelPart(context: RequestContext, entity: object, name: string, e: Exp
   };
 }
 
+/** What an explanation says of a candidate the index does not hold. */
+export const NOT_IN_INDEX_NOTE = 'not in the index; ranked with the fields sent';
+
 /** Milliseconds rounded to the microsecond: enough for a person, short in the JSON. */
 const ms = (value: number) => Math.round(value * 1000) / 1000;
 
@@ -72,6 +75,7 @@ export async function explainedResponse(
         model: stages === undefined ? model : { ...model, stages },
         business_logic: trace.entriesFor(entity),
         model_position: trace.modelPositions.get(entity) ?? i + 1,
+        ...(context.notInIndex?.includes(entity) ? { hydration: NOT_IN_INDEX_NOTE } : {}),
       },
     };
   });

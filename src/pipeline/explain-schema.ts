@@ -141,6 +141,13 @@ export const CandidateExplanationSchema = Type.Object(
         },
       ),
     ),
+    hydration: Type.Optional(
+      Type.String({
+        description:
+          'Only for a candidate the index does not hold: "not in the index; ranked with the fields sent" ' +
+          '(the x-rankd-not-in-index header counts them)',
+      }),
+    ),
   },
   {
     title: 'CandidateExplanation',

@@ -241,3 +241,28 @@ function overlay(values: EntityData, entity: Record<string, unknown>): Record<st
 function structuredCloneIfObject(value: unknown): unknown {
   return typeof value === 'object' && value !== null ? structuredClone(value) : value;
 }
+
+/**
+ * The objects of the request's `candidates` whose entity the first read did not find (each
+ * occurrence of a repeated id), leaving out those it could not read at all (`unread`: positions in
+ * `level`, a Redis Cluster master out), which degradation counts instead. Undefined when none.
+ */
+export function candidatesNotFound(
+  request: Record<string, unknown>,
+  level: Level,
+  stored: ReadonlyArray<EntityData | undefined>,
+  unread: readonly number[] | undefined,
+): object[] | undefined {
+  const candidates = request.candidates;
+  if (!Array.isArray(candidates)) return undefined;
+  let missing: object[] | undefined;
+  const entries = level.entries;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as Discovered;
+    if (stored[i] !== undefined || entry.holder !== candidates || unread?.includes(i)) continue;
+    missing ??= [];
+    missing.push(entry.object);
+    for (const other of entry.more ?? []) missing.push(other.object);
+  }
+  return missing;
+}

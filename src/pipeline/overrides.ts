@@ -1,5 +1,5 @@
 import type { BusinessLogicStep } from '../business-logic/define-business-logic.js';
-import { ValidationError } from '../errors/index.js';
+import { type FieldProblem, ValidationError } from '../errors/index.js';
 import type { ExperimentScope } from '../experiments/assign.js';
 import { withInnerComponents } from '../experiments/experiment-model.js';
 import type { Model } from '../models/define-model.js';
@@ -21,13 +21,21 @@ function unknownName(
   what: string,
   name: string,
   allowed: Iterable<string>,
-) {
+): FieldProblem {
   const names = [...allowed];
   const list = names.length === 0 ? 'there are none' : `allowed: ${names.join(', ')}`;
-  return ValidationError.at(
-    ['body', 'overrides', ...field],
-    `${JSON.stringify(name)} is not ${what} (${list})`,
-    'value_error.unknown_name',
+  return {
+    loc: ['body', 'overrides', ...field],
+    msg: `${JSON.stringify(name)} is not ${what} (${list})`,
+    type: 'value_error.unknown_name',
+  };
+}
+
+/** One 422 naming every problem: a caller fixes all of its overrides in one go. */
+function refuse(problems: readonly FieldProblem[]): ValidationError {
+  return new ValidationError(
+    problems,
+    problems.length === 1 ? problems[0]?.msg : 'Unknown names in overrides',
   );
 }
 
@@ -43,43 +51,63 @@ export function swappableModels<M extends Model>(model: M): ReadonlyMap<string, 
   return byName;
 }
 
-/** Throws a 422 naming the allowed values when `overrides` names a step or model the pipeline lacks. */
+/** Every step or model `overrides` names that the pipeline lacks, each with the names allowed. */
+export function pipelineOverrideProblems(
+  overrides: Overrides | undefined,
+  steps: readonly BusinessLogicStep[],
+  models: ReadonlyMap<string, Model>,
+): FieldProblem[] {
+  if (overrides === undefined) return [];
+  const problems: FieldProblem[] = [];
+  const stepNames = steps.map((step) => step.name);
+  for (const [i, name] of (overrides.skip_business_logic ?? []).entries())
+    if (!stepNames.includes(name))
+      problems.push(
+        unknownName(['skip_business_logic', i], 'a business-logic step of this pipeline', name, stepNames),
+      );
+  if (overrides.model !== undefined && !models.has(overrides.model))
+    problems.push(unknownName(['model'], 'a model of this pipeline', overrides.model, models.keys()));
+  return problems;
+}
+
+/** Throws one 422 naming every step and model `overrides` names that the pipeline lacks, with the names allowed. */
 export function checkPipelineOverrides(
   overrides: Overrides | undefined,
   steps: readonly BusinessLogicStep[],
   models: ReadonlyMap<string, Model>,
 ): void {
-  if (overrides === undefined) return;
-  const stepNames = steps.map((step) => step.name);
-  for (const [i, name] of (overrides.skip_business_logic ?? []).entries())
-    if (!stepNames.includes(name))
-      throw unknownName(
-        ['skip_business_logic', i],
-        'a business-logic step of this pipeline',
-        name,
-        stepNames,
-      );
-  if (overrides.model !== undefined && !models.has(overrides.model))
-    throw unknownName(['model'], 'a model of this pipeline', overrides.model, models.keys());
+  const problems = pipelineOverrideProblems(overrides, steps, models);
+  if (problems.length > 0) throw refuse(problems);
 }
 
-/** Throws a 422 naming the allowed values when `overrides.variants` names an unknown experiment or variant. */
+/** Every experiment or variant `overrides.variants` names that the request's experiments lack. */
+export function variantOverrideProblems(
+  overrides: Overrides | undefined,
+  scope: ExperimentScope | undefined,
+): FieldProblem[] {
+  const forced = overrides?.variants;
+  if (forced === undefined) return [];
+  const problems: FieldProblem[] = [];
+  for (const [id, variant] of Object.entries(forced)) {
+    const experiment = scope?.experiments.get(id);
+    if (experiment === undefined) {
+      problems.push(
+        unknownName(['variants', id], 'an experiment of this pipeline', id, scope?.experiments.keys() ?? []),
+      );
+      continue;
+    }
+    const names = experiment.variants.map((v) => v.name);
+    if (!names.includes(variant))
+      problems.push(unknownName(['variants', id], `a variant of ${id}`, variant, names));
+  }
+  return problems;
+}
+
+/** Throws one 422 naming every unknown experiment and variant of `overrides.variants`, with the names allowed. */
 export function checkVariantOverrides(
   overrides: Overrides | undefined,
   scope: ExperimentScope | undefined,
 ): void {
-  const forced = overrides?.variants;
-  if (forced === undefined) return;
-  for (const [id, variant] of Object.entries(forced)) {
-    const experiment = scope?.experiments.get(id);
-    if (experiment === undefined)
-      throw unknownName(
-        ['variants', id],
-        'an experiment of this pipeline',
-        id,
-        scope?.experiments.keys() ?? [],
-      );
-    const names = experiment.variants.map((v) => v.name);
-    if (!names.includes(variant)) throw unknownName(['variants', id], `a variant of ${id}`, variant, names);
-  }
+  const problems = variantOverrideProblems(overrides, scope);
+  if (problems.length > 0) throw refuse(problems);
 }

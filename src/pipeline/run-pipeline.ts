@@ -1,4 +1,5 @@
 import type { EntityIndex } from '../entity-index/entity-index.js';
+import { ValidationError } from '../errors/index.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
 import type { EventJson } from '../fast-paths/event-json.js';
@@ -10,8 +11,8 @@ import type { StageObserver } from '../request/stage-timing.js';
 import { type Pipeline, routeOf, type UnreachableShardPolicy } from './define-pipeline.js';
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
-import { discoverEntities, hydrate } from './hydrate.js';
-import { checkVariantOverrides, overridesOf } from './overrides.js';
+import { candidatesNotFound, discoverEntities, hydrate } from './hydrate.js';
+import { checkVariantOverrides, overridesOf, variantOverrideProblems } from './overrides.js';
 
 /** The stores a pipeline reads. */
 export interface PipelineStores {
@@ -44,6 +45,8 @@ export interface RunOptions {
   readonly onUnreachableShard?: UnreachableShardPolicy;
   /** Given what the request could not read, once it has its result, when it was served degraded. */
   readonly onDegraded?: (degradation: Degradation) => void;
+  /** Given how many of the request's candidates the index does not hold, once it has its result, when some. */
+  readonly onNotInIndex?: (candidates: number) => void;
   /**
    * Writes the pipeline's own events as JSON text (DR-005); `eventJson(config.FAST_PATHS)`.
    * @defaultValue the fast writers
@@ -70,8 +73,18 @@ export function runPipeline(
   stores: PipelineStores,
   options: RunOptions = {},
 ): Promise<unknown> {
-  pipeline.validate(request);
   const overrides = overridesOf(request);
+  try {
+    pipeline.validate(request);
+  } catch (error) {
+    // Its unknown steps or model refused: the unknown variants of the same overrides go in that 422 too.
+    if (error instanceof ValidationError && overrides?.variants !== undefined) {
+      const unknown = variantOverrideProblems(overrides, options.experiments);
+      if (unknown.length > 0)
+        throw new ValidationError([...(error.problems ?? []), ...unknown], error.message);
+    }
+    throw error;
+  }
   checkVariantOverrides(overrides, options.experiments);
   const events = new EventRecorder(
     {
@@ -101,7 +114,7 @@ export function runPipeline(
       if (ids) ids.push(id);
       else idsByType.set(type.name, [id]);
     }
-    // Two closures per request, and only for a degrading pipeline; nothing per entity.
+    // Three closures per request, and only for a degrading pipeline; nothing per entity.
     const degrade = options.onUnreachableShard === 'degrade';
     const onUnreadEntities = degrade
       ? (unread: UnreadKeys) => context.degraded().addEntities(unread.outages)
@@ -109,9 +122,18 @@ export function runPipeline(
     const onUnreadRows = degrade
       ? (unread: UnreadKeys) => context.degraded().addFeatureRows(unread.outages)
       : undefined;
-    const entityRead = stores.index.readMany(firstLevel.entries, onUnreadEntities);
+    // Candidates a master could not answer for are degraded, not missing: their positions are kept apart.
+    let unreadFirst: readonly number[] | undefined;
+    const onUnreadFirst = degrade
+      ? (unread: UnreadKeys) => {
+          unreadFirst = unread.indexes;
+          context.degraded().addEntities(unread.outages);
+        }
+      : undefined;
+    const entityRead = stores.index.readMany(firstLevel.entries, onUnreadFirst);
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType, onUnreadRows);
     const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead, onUnreadEntities);
+    context.notInIndex = candidatesNotFound(request, firstLevel, await entityRead, unreadFirst);
     context.stageEnded('hydrate', start);
     await assignExperiments(context, options.experiments, overrides?.variants);
     // Groups that need only entities run while the stored rows are still on their way: on a
@@ -124,6 +146,7 @@ export function runPipeline(
     context.stageEnded('realtime_features', realtimeStart);
     const result = await pipeline.execute(context, plan);
     if (context.degradation !== undefined) options.onDegraded?.(context.degradation);
+    if (context.notInIndex !== undefined) options.onNotInIndex?.(context.notInIndex.length);
     const later = context.afterResponse;
     if (later !== undefined && options.afterResponse !== undefined) {
       options.afterResponse(async () => {

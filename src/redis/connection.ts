@@ -432,22 +432,70 @@ export class RedisConnection {
    * each next one four times as many up to 2000 (a pattern few keys match is still found).
    */
   async sampleKeys(pattern: string, limit: number): Promise<string[]> {
+    const found: string[] = [];
+    await this.#scanNodes(
+      pattern,
+      (step) => (step < 10 ? Math.min(100 * 4 ** step, 2000) : undefined),
+      (keys) => {
+        for (const key of keys.slice(0, limit - found.length)) found.push(String(key));
+        return found.length >= limit;
+      },
+    );
+    return found;
+  }
+
+  /**
+   * Whether some key matches `pattern` (SCAN, master after master of a cluster, stopping at the
+   * first match): true, false, or undefined when `maxScanned` keys were looked at without a match
+   * and without reaching the end. For a background check (an empty index), not the request path.
+   */
+  async hasKeyMatching(pattern: string, maxScanned = 100_000): Promise<boolean | undefined> {
+    let scanned = 0;
+    let found = false;
+    const complete = await this.#scanNodes(
+      pattern,
+      () => (scanned < maxScanned ? 1000 : undefined),
+      (keys) => {
+        scanned += 1000;
+        found = keys.length > 0;
+        return found;
+      },
+    );
+    return found ? true : complete ? false : undefined;
+  }
+
+  /**
+   * SCANs for `pattern` node after node (every master of a cluster), each step within the deadline
+   * and the whole without one: `count(step)` is a step's COUNT, undefined to leave the node there;
+   * `take(keys)` gets each step's keys and returns true to end the whole scan. Resolves with whether
+   * it ended so, or read every node to its end.
+   */
+  async #scanNodes(
+    pattern: string,
+    count: (step: number) => number | undefined,
+    take: (keys: unknown[]) => boolean,
+  ): Promise<boolean> {
     return this.#run(
       async () => {
-        const found: string[] = [];
+        let done = false;
+        let complete = true;
         await this.#transport.forEachNode(async (send) => {
           let cursor = '0';
-          for (let step = 0, count = 100; step < 10 && found.length < limit; step++) {
+          for (let step = 0; !done; step++) {
+            const size = count(step);
+            if (size === undefined) {
+              complete = false;
+              return;
+            }
             const [next, batch] = (await this.#deadlines.within(
-              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(count)]),
+              send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', String(size)]),
             )) as [unknown, unknown[]];
-            for (const key of batch.slice(0, limit - found.length)) found.push(String(key));
+            done = take(batch);
             cursor = String(next);
-            if (cursor === '0') break;
-            count = Math.min(count * 4, 2000);
+            if (cursor === '0') return;
           }
         });
-        return found;
+        return done || complete;
       },
       'scan',
       false,

@@ -113,6 +113,11 @@ export class RequestContext {
    * context, before the request's events go to the sink; undefined in nearly every request.
    */
   afterResponse: (() => Promise<void>) | undefined;
+  /**
+   * The request's candidates (the objects it sent) that the index does not hold: ranked with the
+   * fields sent and the declared defaults. Undefined when every candidate was found.
+   */
+  notInIndex: object[] | undefined;
   readonly #identities = new WeakMap<object, Identifier>();
   /**
    * The entity last identified, and its identifier: a model reads a dozen features of one

@@ -7,6 +7,7 @@ import { EntityObjectSchema, entityTypeOf, entityTypeSchema } from '../schemas/e
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import { exampleEntities, exampleEntityType, withExample } from '../schemas/examples.js';
 import type { Services } from '../services.js';
+import { UnknownFieldReporter, undeclaredEntityFields } from '../unknown-fields.js';
 
 /**
  * The upload body's schema: what the route validates (on the slow path), and what the upload
@@ -41,6 +42,10 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
     { entity_type: Type.String(), entity_ids: Type.Array(Type.String()) },
     { title: 'EntityUploadResponse' },
   );
+  // Undeclared entity fields are stored as sent (an app may read them), but named: most are typos.
+  const undeclared = new UnknownFieldReporter(
+    (type) => `${type} stored with a field its type does not declare: `,
+  );
   // In a plugin of its own: its body parser applies to this route only.
   server.register(async (scope) => {
     // The fast path (DR-001): entities stored as the bytes they were sent as when that is exactly
@@ -67,15 +72,18 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
           response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const sent = request.body;
+        // The scanner declines a body with undeclared fields (of a type that declares some), so it has none.
         if (sent instanceof ScannedUpload) {
           await index.write(index.prepareEncoded(sent.type, sent.ids, sent.values));
           return { entity_type: sent.type.name, entity_ids: sent.ids };
         }
         const type = entityTypeOf(app, sent.entity_type);
         const entities = sent.entities as Array<Record<string, unknown>>;
-        const ids = await index.upload(type, entities, sent.entity_key ?? undefined);
+        const entityKey = sent.entity_key ?? undefined;
+        undeclared.report(request, reply, undeclaredEntityFields(type, entities, entityKey), type.name);
+        const ids = await index.upload(type, entities, entityKey);
         return { entity_type: type.name, entity_ids: ids };
       },
     );

@@ -17,7 +17,13 @@ export function registerHealthRoutes(
   server: FastifyInstance,
   redis: RedisConnection,
   exposeRedisAddress = false,
+  emptyEntityTypes: () => readonly string[] = () => [],
 ): void {
+  // Still ready: a deployment may load its catalogue through these very servers' uploads.
+  const emptyIndex = () => {
+    const empty = emptyEntityTypes();
+    return empty.length === 0 ? {} : { empty_entity_types: [...empty] };
+  };
   server.get(
     '/healthcheck',
     {
@@ -49,6 +55,13 @@ export function registerHealthRoutes(
                     "Redis's host:port (a cluster's seed nodes); only with EXPOSE_REDIS_ADDRESS=true",
                 }),
               ),
+              empty_entity_types: Type.Optional(
+                Type.Array(Type.String(), {
+                  description:
+                    'Entity types the app declares of which the index holds no entity (checked every ' +
+                    'INDEX_EMPTY_CHECK_INTERVAL_MS): rankings rank such candidates from the fields sent alone',
+                }),
+              ),
               unreachable_nodes: Type.Optional(
                 Type.Array(
                   Type.Object({
@@ -78,6 +91,7 @@ export function registerHealthRoutes(
         return {
           status: 'ready' as const,
           ...(exposeRedisAddress ? { redis: redis.address } : {}),
+          ...emptyIndex(),
           unreachable_nodes: unreachable.map(({ node, slots, reason }) => ({
             node: redisAddressForResponse(node, exposeRedisAddress),
             slots,
@@ -87,8 +101,8 @@ export function registerHealthRoutes(
       // Redis answers but refuses writes for memory: index uploads would fail, so not ready.
       await redis.checkMemory();
       return exposeRedisAddress
-        ? { status: 'ready' as const, redis: redis.address }
-        : { status: 'ready' as const };
+        ? { status: 'ready' as const, redis: redis.address, ...emptyIndex() }
+        : { status: 'ready' as const, ...emptyIndex() };
     },
   );
 }

@@ -44,6 +44,11 @@ export function registerModelReloadRoute(server: FastifyInstance, { app }: Servi
     '/api/v1/admin/models/reload',
     {
       config: { access: 'admin' },
+      // No body at all (`curl -X POST .../reload`) is `{}`: every file model.
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
       schema: {
         operationId: 'admin_models_reload',
         summary: 'Reload model files now',
@@ -52,7 +57,7 @@ export function registerModelReloadRoute(server: FastifyInstance, { app }: Servi
           'if it loads; requests in flight finish on the previous version. A file that fails to load ' +
           'leaves the previous version serving (`status: failed`, with the reason). Files are also ' +
           'reloaded when they change, unless a model was declared with `watch: false`. Needs a key ' +
-          'from ADMIN_API_KEYS when API keys are enabled. Send `{}` to reload every model.',
+          'from ADMIN_API_KEYS when API keys are enabled. Send no body, or `{}`, to reload every model.',
         tags: ['admin'],
         security: [{ apiKey: [] }, { bearer: [] }],
         body: ReloadRequest,

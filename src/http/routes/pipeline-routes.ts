@@ -6,6 +6,7 @@ import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { unpairedSurrogateIds } from '../../pipeline/request-ids.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
 import { markDegraded } from '../degraded.js';
+import { markNotInIndex } from '../not-in-index.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
 
@@ -89,6 +90,7 @@ export function registerPipelineRoutes(
             onUnreachableShard,
             exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
             onDegraded: (degradation) => markDegraded(reply, route, degradation, metrics),
+            onNotInIndex: (count) => markNotInIndex(reply, pipeline.name, count, metrics),
             eventJson: writers,
           },
         );

@@ -1,1 +1,0 @@
-npx rankd init myshop
