@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { ClientOfflineError, ErrorReply, TimeoutError } from 'redis';
+import { ClientOfflineError, createClient, ErrorReply, TimeoutError } from 'redis';
 import {
   buildServer,
   CLUSTER_FAILOVER_ADVICE,
@@ -36,6 +36,7 @@ import {
   type RankdApp,
   Type,
 } from '../src/index.js';
+import { RedisConnection } from '../src/redis/connection.js';
 import { hashSlot } from '../src/redis/hash-slot.js';
 import { RedisKeys } from '../src/redis/keys.js';
 import { outageCause } from '../src/redis/outages.js';
@@ -446,6 +447,56 @@ describe('a master that is down (SIGKILL: connections refused)', () => {
     const ranked = await rank(degrading);
     assert.equal(ranked.degraded, undefined);
     for (const c of ranked.body.ranked_candidates) assert.equal(c.ranked_score, storedScore(c.candidate_id));
+  });
+});
+
+describe('a command that names no key, sent for a key (the event stream reads INFO memory of its node)', () => {
+  test("goes to the key's master: the memory read is that node's, and a master down elsewhere is not reported as it", async () => {
+    // A stream on another master than the victim; its node alone gets a maxmemory, to tell whose INFO was read.
+    const owners = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => `events-${i}`).map(async (key) => ({
+        key,
+        port: await cluster.masterOfSlot(hashSlot(key)),
+      })),
+    );
+    const { key, port: holder } = owners.find(({ port }) => port !== victim) as (typeof owners)[number];
+    const MAXMEMORY = 987_654_321;
+    const node = createClient({ url: `redis://127.0.0.1:${holder}` });
+    await node.connect();
+    await node.configSet('maxmemory', String(MAXMEMORY));
+    const lost: string[] = [];
+    const redis = new RedisConnection({
+      url: asTestRedis(cluster).url,
+      clusterNodes: cluster.nodes.split(','),
+      connectTimeoutMs: 500,
+      commandTimeoutMs: 1000,
+      onStateChange: (event, detail) => {
+        if (event === 'lost') lost.push(detail);
+      },
+    });
+    redis.connect();
+    try {
+      assert.ok(await redis.waitUntilReady(5000));
+      // Left to node-redis, INFO would go to each master in turn: six reads would reach every master twice.
+      for (let i = 0; i < 6; i++) assert.equal((await redis.streamSize(key)).memory?.max, MAXMEMORY);
+      await cluster.killNode(victim);
+      try {
+        for (let i = 0; i < 6; i++) assert.equal((await redis.streamSize(key)).memory?.max, MAXMEMORY);
+        assert.deepEqual(
+          lost.filter((line) => line.includes(`node 127.0.0.1:${holder} `)),
+          [],
+        );
+      } finally {
+        await cluster.restartNode(victim);
+      }
+    } finally {
+      await node.configSet('maxmemory', '0');
+      await node.close();
+      await redis.close();
+    }
+    // Restarted without persistence: it came back empty.
+    await untilServedInFull(degrading);
+    await upload();
   });
 });
 

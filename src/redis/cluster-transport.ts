@@ -174,6 +174,22 @@ export class ClusterTransport implements RedisTransport {
     return this.#cluster.sendCommand(key, readonly, command as Array<string | Buffer>);
   }
 
+  /**
+   * node-redis routes a command by its command table, not by the key it is given: one that names no
+   * key (INFO) goes to any master, and when that one is down its failure would be blamed on `key`'s
+   * master, up all along. So this sends it on the connection of `key`'s master in the slot map as
+   * it is now, the map a failure is reported by ({@link slotMap}).
+   */
+  async sendToNodeOf(key: string, command: RedisCommand): Promise<unknown> {
+    const slot = hashSlot(key);
+    const unsent = this.#health.notAnswering(slot);
+    if (unsent !== undefined) throw unsent;
+    const master = this.#cluster.isReady ? this.#cluster.slots[slot]?.master : undefined;
+    // A plain Error on purpose, as in pingAll: #run makes it a RedisUnavailableError.
+    if (master === undefined) throw new Error('the cluster slot map is not known yet');
+    return (await this.#cluster.nodeClient(master)).sendCommand(command as Array<string | Buffer>);
+  }
+
   async transaction(key: string, commands: readonly RedisCommand[]): Promise<unknown[]> {
     if (this.#health.skipsSomeNode) {
       const unsent = this.#health.notAnswering(hashSlot(key));

@@ -360,7 +360,7 @@ export class RedisConnection {
         Promise.all([
           this.#transport.send(key, true, ['MEMORY', 'USAGE', key, 'SAMPLES', '100']),
           this.#transport.send(key, true, ['XLEN', key]),
-          this.#transport.send(key, false, ['INFO', 'memory']),
+          this.#transport.sendToNodeOf(key, ['INFO', 'memory']),
         ]),
       'memory_usage',
       true,

@@ -38,8 +38,13 @@ export interface RedisTransport {
   groupOf(key: string): number;
   /** Connects, retrying until it succeeds or {@link close} is called. */
   connect(): Promise<void>;
-  /** Sends one command to the node serving `key` (any node when undefined). */
+  /**
+   * Sends one command to the node serving `key` (any node when undefined). A command that names no
+   * key (INFO) goes to any node even with a `key`: use {@link sendToNodeOf} for it.
+   */
   send(key: string | undefined, readonly: boolean, command: RedisCommand): Promise<unknown>;
+  /** Sends a command that names no key (INFO) to the node serving `key`: its answer and its failure are that node's. */
+  sendToNodeOf(key: string, command: RedisCommand): Promise<unknown>;
   /** MULTI/EXEC of `commands`, whose keys all share `key`'s slot; resolves to EXEC's replies. */
   transaction(key: string, commands: readonly RedisCommand[]): Promise<unknown[]>;
   /** PINGs every node that serves keys (every master of a cluster). */
@@ -106,6 +111,10 @@ export class SingleNodeTransport implements RedisTransport {
 
   send(_key: string | undefined, _readonly: boolean, command: RedisCommand): Promise<unknown> {
     return this.#client.sendCommand(command as Array<string | Buffer>);
+  }
+
+  sendToNodeOf(key: string, command: RedisCommand): Promise<unknown> {
+    return this.send(key, false, command);
   }
 
   async transaction(_key: string, commands: readonly RedisCommand[]): Promise<unknown[]> {
