@@ -12,14 +12,16 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../src/testing/index.js';
 import { ensureBuilt, PACKAGE_ROOT, runCommand } from './helpers/package-build.js';
+import { makeTemplateProject } from './helpers/template-project.js';
 
 const TEMPLATE = join(PACKAGE_ROOT, 'template');
-const APP = join(TEMPLATE, 'pipelines/main.ts');
 const PAGE = 4;
 /** What the template's Ranker reads (models.ts): every shown candidate's row must hold each. */
 let INPUTS: readonly string[];
 
 let project: string;
+/** The template's app in `project`, a project of its own: its models are in project/models/. */
+let APP: string;
 let shop: TestApp;
 const previous = process.cwd();
 
@@ -61,7 +63,8 @@ async function feedback(events: Array<{ request_id: string; entity_id: string; f
 before(async () => {
   await ensureBuilt();
   project = mkdtempSync(join(tmpdir(), 'rankd-train-'));
-  // The template's model file, models/ranker.json, is relative to the working directory.
+  APP = makeTemplateProject(project);
+  // In this process (testApp) the model file, models/ranker.json, is relative to the working directory.
   process.chdir(project);
   const { testApp } = await import('rankd/testing');
   const { default: app } = await import(APP);
