@@ -25,6 +25,11 @@ export interface EvaluateModelOptions {
   readonly confidence?: number;
   /** How many of the most changed requests to give. @defaultValue 5 */
   readonly changes?: number;
+  /**
+   * Requests before this time (ms) only feed the position-bias estimate; those from it on are
+   * judged. @defaultValue every request is judged
+   */
+  readonly judgedFromMs?: number;
 }
 
 /** One product whose rank the model changes: ranks from 1, as the serving model and the model rank it. */
@@ -110,7 +115,15 @@ function mostChanged(
  * Also finds the requests whose order it would change most.
  */
 export async function evaluateModel(options: EvaluateModelOptions): Promise<ModelEvaluation> {
-  const logged = loggedRequestsOf(options.app, options.pipeline, options.rows, options.source);
+  const all = loggedRequestsOf(options.app, options.pipeline, options.rows, options.source);
+  const from = options.judgedFromMs;
+  const judged =
+    from === undefined
+      ? all.requests
+      : all.requests.filter((rows) => Date.parse((rows[0] as TrainingRow).timestamp) >= from);
+  if (judged.length === 0)
+    throw new TrainingDataError(`no request to judge: none of ${options.source} is from --since on`);
+  const logged = { ...all, requests: judged };
   const { stage, requests } = logged;
   const model = gbdtModel({
     name: basename(options.modelFile),
@@ -128,7 +141,7 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
     await model.dispose();
   }
   const serving = await scoreRequests(logged, stage);
-  const bias = positionBiasOf(requests);
+  const bias = positionBiasOf(all.requests);
   const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
   let gate: ReturnType<typeof compareOnLogs>;
   try {
@@ -143,7 +156,11 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
   return {
     pipeline: logged.planned.pipeline.name,
     stage: stage.name,
-    data: { requests: requests.length, impressions: logged.impressions, labelled: logged.labelled },
+    data: {
+      requests: requests.length,
+      impressions: requests.reduce((n, rows) => n + rows.length, 0),
+      labelled: requests.reduce((n, rows) => n + rows.filter((row) => row.label > 0).length, 0),
+    },
     positionBias: positionBiasReport(bias),
     gate: {
       ...gate,

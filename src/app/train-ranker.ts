@@ -68,6 +68,8 @@ export interface TrainingReport {
   /** The examination curve estimated from the logs, relative to the top position. */
   positionBias: {
     curve: number[] | null;
+    /** Standard error of each position's log estimate (null where not estimated). */
+    logStandardErrors: Array<number | null>;
     estimatedPositions: number;
     contexts: number;
     impressions: number;
@@ -87,6 +89,7 @@ export interface TrainingReport {
 export function positionBiasReport(bias: PositionBiasEstimate): TrainingReport['positionBias'] {
   return {
     curve: bias.curve === undefined ? null : [...bias.curve],
+    logStandardErrors: bias.logStandardErrors.map((e) => (Number.isFinite(e) ? e : null)),
     estimatedPositions: bias.estimated,
     contexts: bias.contexts,
     impressions: bias.impressions,

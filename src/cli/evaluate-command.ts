@@ -8,6 +8,7 @@ import { CliError, type Log } from './cli-error.js';
 import { loadApp, resolveAppPath } from './load-app.js';
 import { loggedRows } from './logged-rows.js';
 import { comparisonLine, gateOptions, NOT_BETTER_EXIT_CODE, positionBiasLine } from './promotion-gate.js';
+import { timeRangeOptions } from './time-range-options.js';
 
 /** `rankd evaluate`'s options, as commander parses them. */
 export interface EvaluateCommandOptions {
@@ -17,6 +18,8 @@ export interface EvaluateCommandOptions {
   model?: string;
   since?: string;
   until?: string;
+  /** The position-bias estimate also reads the requests from this earlier time. */
+  biasSince?: string;
   window: string;
   input?: string;
   from?: string;
@@ -40,7 +43,9 @@ pipeline's GBDT stage, in order) with the model the stage serves, on the logged 
 --since to --until (or --from rows of rankd events export): both re-rank each logged page from
 its logged inputs, and the gate of rankd train judges them, position-corrected, with a bootstrap
 interval of the difference. Prints the verdict and the requests whose order the model would
-change most, each with its largest moves (ranks from 1: serving → model).
+change most, each with its largest moves (ranks from 1: serving → model). --bias-since T: the
+position bias is estimated from the requests since T (longer history, a better estimate), the
+models judged on those from --since on.
 
 Exit codes: 0 better, 3 not better (worse or inconclusive), 1 error.`;
 
@@ -81,9 +86,18 @@ export async function runEvaluate(
   if (!(Number.isInteger(changes) && changes >= 0))
     throw new CliError(`--changes ${options.changes}: expected a whole number`, ErrorCode.CLI_USAGE);
   const gate = gateOptions(options);
+  let judgedFromMs: number | undefined;
+  if (options.biasSince !== undefined) {
+    if (options.since === undefined || options.from !== undefined)
+      throw new CliError(
+        '--bias-since goes with --since (the event stream), not --from',
+        ErrorCode.CLI_USAGE,
+      );
+    judgedFromMs = timeRangeOptions({ since: options.since, window: options.window }, Date.now()).sinceMs;
+  }
   const app = await loadApp(resolveAppPath(options.app, cwd));
   const { evaluateModel } = await import('../app/evaluate-model.js');
-  const { rows, what } = await loggedRows(options, cwd);
+  const { rows, what } = await loggedRows({ ...options, since: options.biasSince ?? options.since }, cwd);
   let evaluation: ModelEvaluation;
   try {
     evaluation = await evaluateModel({
@@ -93,6 +107,7 @@ export async function runEvaluate(
       source: what,
       modelFile,
       changes,
+      ...(judgedFromMs === undefined ? {} : { judgedFromMs }),
       ...gate,
     });
   } catch (error) {
@@ -118,6 +133,7 @@ export function registerEvaluateCommand(program: Command, output: { log: Log; wa
     .option('--pipeline <name>', 'the pipeline (default: the one with a GBDT stage)')
     .option('--since <time>', 'first request time read from the event stream (ISO date, ms, or 7d ago)')
     .option('--until <time>', 'last request time (default: now)')
+    .option('--bias-since <time>', 'estimate the position bias from the requests since this earlier time too')
     .option('--window <duration>', 'how long after a request its feedback counts', '1h')
     .option('--input <file>', 'read a JSONL event file (EVENTS_SINK=file) instead of the stream')
     .option('--from <file>', 'read rows exported by rankd events export --format jsonl instead')

@@ -26,9 +26,13 @@ export function positionBiasLine(bias: TrainingReport['positionBias']): string {
     bias.estimatedPositions < bias.curve.length
       ? `; positions past ${bias.estimatedPositions} take position ${bias.estimatedPositions}'s`
       : '';
+  const errors = bias.logStandardErrors
+    .slice(1, bias.estimatedPositions)
+    .map((e) => Math.round(100 * (Math.exp(e ?? 0) - 1)));
+  const spread = `±${Math.min(...errors)}–${Math.max(...errors)}%`;
   return (
     `position bias: ${shown.join(' ')}${more} (how often users look at positions 1–${bias.curve.length}, ` +
-    `relative to the top; from ${bias.contexts} products seen at several positions in the same context${deepest})`
+    `relative to the top, ${spread}; from ${bias.contexts} products seen at several positions for the same request context${deepest})`
   );
 }
 

@@ -19,9 +19,9 @@ export interface TrainingRow {
   experiments: Record<string, string>;
   /**
    * What the request asked apart from its candidates (FEATURE_ROWS' `request_context`: a hash of
-   * its query, user and fields): the same for requests that asked the same; null when not logged.
+   * its query, user and fields): the same for requests that asked the same; absent when not logged.
    */
-  context: string | null;
+  context?: string;
   /**
    * `view:feature` → value: what the model read for this candidate, and the features of the
    * request's own entities (`user_profile:*`); null when the request logged no features.
@@ -293,7 +293,7 @@ export class TrainingJoin {
           model_name: model?.name ?? null,
           model_version: model?.version ?? null,
           experiments: state.experiments,
-          context: state.requestContext,
+          ...(state.requestContext === null ? {} : { context: state.requestContext }),
           features,
           clicked: types?.has('click') ? 1 : 0,
           added_to_cart: types?.has('add_to_cart') ? 1 : 0,
