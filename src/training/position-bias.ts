@@ -167,8 +167,7 @@ export function estimatePositionBias(
     reason,
   });
   if (page < 2) return none('every impression was at the top position');
-  if (pairs.size === 0)
-    return none('no product was shown at two positions in the same context');
+  if (pairs.size === 0) return none('no product was shown at two positions in the same context');
   // Weighted least squares on log θ_1..θ_{page−1}, θ_0 = 1: unknown i is position i + 1.
   const n = page - 1;
   const normal = Array.from({ length: n }, () => new Array<number>(n).fill(0));
