@@ -1,6 +1,6 @@
 /**
  * `node --import tsx scripts/shop-trials.ts --seeds 1-20 --eta 1 [--requests 3000] [--fresh 1500]
- * [--out results.jsonl]`: the simulated shop (scripts/shop/) over many seeds, to measure what one
+ * [--out results.jsonl] [--curve-only]`: the simulated shop (scripts/shop/) over many seeds, to measure what one
  * run cannot: how close the position-bias estimate comes to the shoppers' true curve, what
  * debiased training is worth against the hidden utility, and how often the promotion gate is
  * wrong, both ways. Each seed: log the requests under the hand-weighted model; `rankd train`
@@ -153,10 +153,7 @@ export async function runSeed(
       };
     };
     const curve = report.positionBias.curve?.slice(0, 8) ?? null;
-    const curveError =
-      curve === null
-        ? Number.NaN
-        : Math.max(...curve.slice(1).map((x, i) => Math.abs(x / session.shoppers.examination(i + 1) - 1)));
+    const curveError = curveErrorOf(curve, session);
     const trial: SeedTrial = {
       seed,
       eta,
@@ -187,6 +184,50 @@ export async function runSeed(
   }
 }
 
+/** The largest relative error of an estimated curve at positions 2..8 against the shoppers' truth. */
+function curveErrorOf(curve: readonly number[] | null, session: ShopSession): number {
+  if (curve === null) return Number.NaN;
+  return Math.max(...curve.slice(1, 8).map((x, i) => Math.abs(x / session.shoppers.examination(i + 1) - 1)));
+}
+
+/** `--curve-only`: one seed's position-bias estimate (`rankd train`'s), nothing else measured. */
+export async function runCurveSeed(seed: number, eta: number, requests: number): Promise<SeedTrial> {
+  const random = seededRandom(seed);
+  const session = await ShopSession.open({ seed, eta });
+  try {
+    const { end } = await session.logVisits(session.shop.visits(requests, 'train', random), random);
+    const run = await session.cli([
+      'train',
+      '--since',
+      '1h',
+      '--until',
+      end,
+      '--no-progress',
+      '--trees',
+      '1',
+    ]);
+    if (run.code !== 0 && run.code !== 3) throw new Error(`rankd train failed: ${run.stderr}`);
+    const report = JSON.parse(session.read('models/ranker-candidate.report.json')) as {
+      positionBias: { curve: number[] | null };
+    };
+    const curve = report.positionBias.curve?.slice(0, 8) ?? null;
+    const nan = Number.NaN;
+    return {
+      seed,
+      eta,
+      hand: nan,
+      debiased: nan,
+      naive: nan,
+      curve,
+      curveError: curveErrorOf(curve, session),
+      oldGatePromotes: false,
+      candidates: [],
+    };
+  } finally {
+    await session.close();
+  }
+}
+
 /** The summary tables of a set of trials (markdown). */
 export function summary(trials: readonly SeedTrial[]): string[] {
   const lines: string[] = [];
@@ -201,6 +242,10 @@ export function summary(trials: readonly SeedTrial[]): string[] {
       `curve: largest error at positions 2-8 ${(100 * Math.min(...errors)).toFixed(0)}-${(100 * Math.max(...errors)).toFixed(0)}% ` +
         `(median ${(100 * ([...errors].sort((a, b) => a - b)[Math.floor(errors.length / 2)] ?? Number.NaN)).toFixed(0)}%), ${of.length - errors.length} without an estimate`,
     );
+    if (of.every((t) => t.candidates.length === 0)) {
+      lines.push('');
+      continue;
+    }
     lines.push(
       `NDCG@8: hand ${mean(of.map((t) => t.hand)).toFixed(3)}, naive ${mean(of.map((t) => t.naive)).toFixed(3)}, ` +
         `debiased ${mean(of.map((t) => t.debiased)).toFixed(3)}; debiased − naive ${mean(of.map((t) => t.debiased - t.naive)).toFixed(4)} ` +
@@ -247,17 +292,24 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       fresh: { type: 'string', default: '1500' },
       out: { type: 'string' },
       keep: { type: 'string' },
+      'curve-only': { type: 'boolean' },
     },
   });
   const trials: SeedTrial[] = [];
   for (const eta of values.eta.split(',').map(Number))
     for (const seed of seedList(values.seeds)) {
-      const trial = await runSeed(seed, eta, {
-        requests: Number(values.requests),
-        fresh: Number(values.fresh),
-        keep: values.keep,
-        log: (line) => console.log(line),
-      });
+      const trial = values['curve-only']
+        ? await runCurveSeed(seed, eta, Number(values.requests))
+        : await runSeed(seed, eta, {
+            requests: Number(values.requests),
+            fresh: Number(values.fresh),
+            keep: values.keep,
+            log: (line) => console.log(line),
+          });
+      if (values['curve-only'])
+        console.log(
+          `seed ${seed} η ${eta}: curve ${trial.curve?.map((x) => x.toFixed(3)).join(' ')} (max error ${(100 * trial.curveError).toFixed(0)}%)`,
+        );
       trials.push(trial);
       if (values.out !== undefined) appendFileSync(values.out, `${JSON.stringify(trial)}\n`);
     }

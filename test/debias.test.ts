@@ -110,6 +110,18 @@ describe('estimatePositionBias', () => {
     assert.match(estimate.reason ?? '', /no product was shown at two positions/);
   });
 
+  test('a position never shown ends the estimate; the positions before it stay right', () => {
+    const logs = syntheticLogs(8000, 1, 13).filter((i) => i.position !== 4);
+    const estimate = estimatePositionBias(logs);
+    assert.ok(estimate.curve !== undefined, estimate.reason);
+    assert.equal(estimate.estimated, 4);
+    for (let k = 1; k < 4; k++) {
+      const error = Math.abs((estimate.curve[k] as number) * (k + 1) - 1);
+      assert.ok(error < 0.15, `position ${k + 1}: ${estimate.curve[k]}`);
+    }
+    for (let k = 4; k < PAGE; k++) assert.equal(estimate.curve[k], estimate.curve[3]);
+  });
+
   test('positions too rarely clicked take the last well-estimated one; weights are 1/θ, clipped', () => {
     // Deep positions of few requests only: their estimates are too uncertain to use.
     const logs = syntheticLogs(3000, 1, 5).filter((i) => i.position < 4 || i.request % 40 === 0);

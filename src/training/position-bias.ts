@@ -168,55 +168,72 @@ export function estimatePositionBias(
   });
   if (page < 2) return none('every impression was at the top position');
   if (pairs.size === 0) return none('no product was shown at two positions in the same context');
-  // Weighted least squares on log θ_1..θ_{page−1}, θ_0 = 1: unknown i is position i + 1.
-  const n = page - 1;
-  const normal = Array.from({ length: n }, () => new Array<number>(n).fill(0));
-  const rhs = new Array<number>(n).fill(0);
+  // The pairs with clicks on both sides: each a log ratio and its weight (inverse variance).
+  const equations: Array<{ a: number; b: number; logRatio: number; weight: number }> = [];
   for (const [key, sums] of pairs) {
     if (!(sums.a > 0 && sums.b > 0 && sums.v > 0)) continue;
     const a = Math.floor(key / maxPositions);
     const b = key % maxPositions;
-    const logRatio = Math.log(sums.a / sums.b);
-    const weight = (sums.a * sums.b) / sums.v;
-    for (const [p, sign] of [
-      [a, 1],
-      [b, -1],
-    ] as const) {
-      if (p === 0) continue;
-      const row = normal[p - 1] as number[];
-      row[p - 1] = (row[p - 1] as number) + weight;
-      rhs[p - 1] = (rhs[p - 1] as number) + sign * weight * logRatio;
+    equations.push({ a, b, logRatio: Math.log(sums.a / sums.b), weight: (sums.a * sums.b) / sums.v });
+  }
+  // Only positions linked to the top by a chain of pairs have a value relative to it.
+  const linked = new Set([0]);
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const { a, b } of equations)
+      if (linked.has(a) !== linked.has(b)) {
+        linked.add(a);
+        linked.add(b);
+        grown = true;
+      }
+  }
+  linked.delete(0);
+  if (linked.size === 0) return none('no pair of positions had clicks at both in the same context');
+  // Weighted least squares on log θ of the linked positions, θ_0 = 1 (log 0).
+  const unknowns = [...linked].sort((x, y) => x - y);
+  const index = new Map(unknowns.map((p, i) => [p, i]));
+  const normal = unknowns.map(() => new Array<number>(unknowns.length).fill(0));
+  const rhs = new Array<number>(unknowns.length).fill(0);
+  for (const { a, b, logRatio, weight } of equations) {
+    const ia = index.get(a);
+    const ib = index.get(b);
+    if (ia !== undefined) {
+      (normal[ia] as number[])[ia] = ((normal[ia] as number[])[ia] as number) + weight;
+      rhs[ia] = (rhs[ia] as number) + weight * logRatio;
     }
-    if (a > 0 && b > 0) {
-      const rowA = normal[a - 1] as number[];
-      const rowB = normal[b - 1] as number[];
-      rowA[b - 1] = (rowA[b - 1] as number) - weight;
-      rowB[a - 1] = (rowB[a - 1] as number) - weight;
+    if (ib !== undefined) {
+      (normal[ib] as number[])[ib] = ((normal[ib] as number[])[ib] as number) + weight;
+      rhs[ib] = (rhs[ib] as number) - weight * logRatio;
+    }
+    if (ia !== undefined && ib !== undefined) {
+      (normal[ia] as number[])[ib] = ((normal[ia] as number[])[ib] as number) - weight;
+      (normal[ib] as number[])[ia] = ((normal[ib] as number[])[ia] as number) - weight;
     }
   }
-  // Positions no pair reaches cannot be estimated; they end the estimated prefix.
-  let reachable = 0;
-  while (reachable < n && (normal[reachable]?.[reachable] ?? 0) > 0) reachable++;
-  if (reachable === 0) return none('no pair of positions had clicks at both in the same context');
-  const system = normal.slice(0, reachable).map((row) => row.slice(0, reachable));
-  const logs = solve(
-    system.map((row) => [...row]),
-    rhs.slice(0, reachable),
+  const solved = solve(
+    normal.map((row) => [...row]),
+    [...rhs],
   );
-  const variances = inverseDiagonal(system);
-  if (logs === undefined || variances === undefined)
+  const variances = inverseDiagonal(normal);
+  if (solved === undefined || variances === undefined)
     return none('the positions are not connected by products shown at both');
-  const errors = [0, ...variances.map((v) => Math.sqrt(v))];
+  const logs = [0];
+  const errors = [0];
+  for (let k = 1; k < page; k++) {
+    const i = index.get(k);
+    logs.push(i === undefined ? Number.NaN : (solved[i] as number));
+    errors.push(i === undefined ? Number.NaN : Math.sqrt(variances[i] as number));
+  }
   let estimated = 1;
-  while (estimated < errors.length && (errors[estimated] as number) <= maxError) estimated++;
+  while (estimated < page && (errors[estimated] as number) <= maxError) estimated++;
   if (estimated < 2)
     return {
       ...none(
-        `too few clicks on products seen at several positions: position 2's estimate is ±${Math.round(100 * (Math.exp(errors[1] as number) - 1))}%`,
+        `too few clicks on products seen at several positions: position 2's estimate is ${Number.isNaN(errors[1]) ? 'missing' : `±${Math.round(100 * (Math.exp(errors[1] as number) - 1))}%`}`,
       ),
-      logStandardErrors: [...errors, ...new Array<number>(page - errors.length).fill(Number.NaN)],
+      logStandardErrors: errors,
     };
-  const curve = [1, ...logs.slice(0, estimated - 1).map(Math.exp)];
+  const curve = logs.slice(0, estimated).map(Math.exp);
   const last = curve[curve.length - 1] as number;
   while (curve.length < page) curve.push(last);
   return {
