@@ -59,6 +59,11 @@ async function rank(id: string, query: string, user?: string): Promise<string[]>
   );
 }
 
+/** `rankd evaluate --model <model>` on the exported rows. */
+function evaluate(model: string) {
+  return rankd(['evaluate', '--app', APP, '--from', 'train.jsonl', '--model', model]);
+}
+
 async function feedback(events: Array<{ request_id: string; entity_id: string; feedback_type: string }>) {
   const response = await shop.post('/api/v1/events/feedback', { events });
   assert.equal(response.statusCode, 200, response.body);
@@ -207,15 +212,7 @@ describe('rankd train', () => {
     ]);
     assert.equal(trained.code, 0, trained.stderr);
     assert.match(trained.stdout, /: better$/m);
-    const better = await rankd([
-      'evaluate',
-      '--app',
-      APP,
-      '--from',
-      'train.jsonl',
-      '--model',
-      'models/evaluated.json',
-    ]);
+    const better = await evaluate('models/evaluated.json');
     assert.equal(better.code, 0, better.stderr);
     assert.match(
       better.stdout,
@@ -229,26 +226,10 @@ describe('rankd train', () => {
     assert.match(better.stdout, /^ {2}t\d+: p\d+ 4→1, /m);
 
     writeFileSync(join(project, 'models/broken.json'), '{"learner": {}}');
-    const broken = await rankd([
-      'evaluate',
-      '--app',
-      APP,
-      '--from',
-      'train.jsonl',
-      '--model',
-      'models/broken.json',
-    ]);
+    const broken = await evaluate('models/broken.json');
     assert.equal(broken.code, 1);
     assert.match(broken.stderr.trim(), /^rankd: .*models\/broken\.json/);
-    const missing = await rankd([
-      'evaluate',
-      '--app',
-      APP,
-      '--from',
-      'train.jsonl',
-      '--model',
-      'models/none.json',
-    ]);
+    const missing = await evaluate('models/none.json');
     assert.equal(missing.code, 1);
     assert.match(missing.stderr.trim(), /^rankd: --model models\/none\.json: no such file/);
   });
@@ -315,15 +296,7 @@ describe('rankd train', () => {
 
   test('negative control: the serving model with its leaves negated is worse, exit 3', async () => {
     negateLeaves(join(project, 'models/ranker.json'), join(project, 'models/negated.json'));
-    const worse = await rankd([
-      'evaluate',
-      '--app',
-      APP,
-      '--from',
-      'train.jsonl',
-      '--model',
-      'models/negated.json',
-    ]);
+    const worse = await evaluate('models/negated.json');
     assert.equal(worse.code, 3, worse.stdout + worse.stderr);
     assert.match(worse.stdout, /: not better \(worse\)$/m);
   });

@@ -4,9 +4,8 @@
  * @module
  */
 import type { TrainingReport } from '../app/train-ranker.js';
-import { ErrorCode } from '../errors/index.js';
 import type { ComparisonResult } from '../training/counterfactual-comparison.js';
-import { CliError } from './cli-error.js';
+import { numberFlag } from './options.js';
 
 /** `rankd train` and `rankd evaluate` exit with this when the model is not better (1 is an error). */
 export const NOT_BETTER_EXIT_CODE = 3;
@@ -62,24 +61,15 @@ export function notBetterReason(gate: ComparisonResult): string {
   return verdictWords(gate).replace(/: not better \((\w+)\)$/, ' ($1)');
 }
 
-/** A number option in a range, or a usage error naming the flag. */
-function numberIn(name: string, text: string | undefined, ok: (x: number) => boolean, rule: string) {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!ok(value))
-    throw new CliError(`--${name} ${JSON.stringify(text)}: expected ${rule}`, ErrorCode.CLI_USAGE);
-  return value;
-}
-
 /** The gate's options shared by `rankd train` and `rankd evaluate`: `--confidence`, `--max-weight`. */
 export function gateOptions(options: { confidence?: string | undefined; maxWeight?: string | undefined }) {
-  const confidence = numberIn(
+  const confidence = numberFlag(
     'confidence',
     options.confidence,
     (x) => x > 0 && x < 1,
     'a share between 0 and 1',
   );
-  const maxWeight = numberIn(
+  const maxWeight = numberFlag(
     'max-weight',
     options.maxWeight,
     (x) => x >= 1 && Number.isFinite(x),

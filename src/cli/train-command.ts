@@ -8,6 +8,7 @@ import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { loadApp, projectRootOf, resolveAppPath } from './load-app.js';
 import { loggedRows } from './logged-rows.js';
+import { numberFlag } from './options.js';
 import {
   comparisonLine,
   gateOptions,
@@ -117,13 +118,7 @@ async function writeWhole(path: string, text: string): Promise<void> {
 
 /** The trainer's options from the command line; what is not given keeps the trainer's default. */
 function trainingOptions(options: TrainCommandOptions): TrainOptions {
-  const number = (name: string, text: string | undefined) => {
-    if (text === undefined) return undefined;
-    const value = Number(text);
-    if (!Number.isFinite(value))
-      throw new CliError(`--${name} ${JSON.stringify(text)}: expected a number`, ErrorCode.CLI_USAGE);
-    return value;
-  };
+  const number = numberFlag;
   const picked: Record<string, number | undefined> = {
     trees: number('trees', options.trees),
     learningRate: number('learning-rate', options.learningRate),
