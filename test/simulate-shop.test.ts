@@ -19,6 +19,7 @@ function shape(line: string): string {
     .replace(/ \(--force\)| --force/g, '')
     .replace(/^(position bias:).*/, '$1 …')
     .replace(/: (better|not better \((worse|inconclusive)\))$/, ': <verdict>')
+    .replace(/@\d{4}-\d\d-\d\dT[^)]+\)/g, '@<model file version>)')
     .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
     .replace(/[+-]?\d+(\.\d+)?/g, '#');
 }
