@@ -60,7 +60,8 @@ export function ndcgByGroup(
 
 /**
  * Mean NDCG@k over the query groups that have a positive label (the others are skipped, as they
- * cannot be ranked better or worse); NaN when no group has one. `weights`: see {@link ndcgByGroup}.
+ * cannot be ranked better or worse); NaN when no group has one. `weights` (inverse propensities)
+ * multiply each row's gain, the ideal DCG's too: the position-corrected NDCG.
  *
  * @example
  * ```ts
