@@ -1,25 +1,31 @@
 /**
  * The training loop on the template app: the export holds every model input of every shown
  * candidate (the user's features too), labels are graded and configurable, and `rankd train`
- * (the built CLI, in a child process, as a user runs it) refuses bad input with one line, trains,
- * compares, refuses to promote a model that does not beat the serving one, and promotes one the
- * running server then reloads.
+ * (the built CLI, in a child process, as a user runs it) refuses bad input with one line (exit 1),
+ * trains, compares, refuses to promote a model that is not better than the serving one (exit 3),
+ * and promotes one the running server then reloads; `rankd evaluate --model` judges a model file
+ * the same way (a better one exit 0, its negated leaves exit 3); and model files are the app
+ * project's wherever the commands start.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { negateLeaves } from '../scripts/shop/model-edits.js';
 import type { TestApp } from '../src/testing/index.js';
+import { startCliService } from './helpers/cli-service.js';
 import { ensureBuilt, PACKAGE_ROOT, runCommand } from './helpers/package-build.js';
+import { makeTemplateProject } from './helpers/template-project.js';
 
 const TEMPLATE = join(PACKAGE_ROOT, 'template');
-const APP = join(TEMPLATE, 'pipelines/main.ts');
 const PAGE = 4;
 /** What the template's Ranker reads (models.ts): every shown candidate's row must hold each. */
 let INPUTS: readonly string[];
 
 let project: string;
+/** The template's app in `project`, a project of its own: its models are in project/models/. */
+let APP: string;
 let shop: TestApp;
 const previous = process.cwd();
 
@@ -53,6 +59,11 @@ async function rank(id: string, query: string, user?: string): Promise<string[]>
   );
 }
 
+/** `rankd evaluate --model <model>` on the exported rows. */
+function evaluate(model: string) {
+  return rankd(['evaluate', '--app', APP, '--from', 'train.jsonl', '--model', model]);
+}
+
 async function feedback(events: Array<{ request_id: string; entity_id: string; feedback_type: string }>) {
   const response = await shop.post('/api/v1/events/feedback', { events });
   assert.equal(response.statusCode, 200, response.body);
@@ -61,7 +72,8 @@ async function feedback(events: Array<{ request_id: string; entity_id: string; f
 before(async () => {
   await ensureBuilt();
   project = mkdtempSync(join(tmpdir(), 'rankd-train-'));
-  // The template's model file, models/ranker.json, is relative to the working directory.
+  APP = makeTemplateProject(project);
+  // In this process (testApp) the model file, models/ranker.json, is relative to the working directory.
   process.chdir(project);
   const { testApp } = await import('rankd/testing');
   const { default: app } = await import(APP);
@@ -151,9 +163,9 @@ describe('rankd train', () => {
     assert.equal(exported.code, 0, exported.stderr);
   });
 
-  test('no events: one line, non-zero exit', async () => {
+  test('no events: one line, exit 1', async () => {
     const run = await rankd(['train', '--app', APP, '--since', '1h'], { PROJECT_NAME: 'empty' });
-    assert.notEqual(run.code, 0);
+    assert.equal(run.code, 1, 'an error exits 1, not 3 (not better)');
     assert.match(run.stderr.trim(), /^rankd: no events: /);
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
   });
@@ -292,7 +304,42 @@ describe('rankd train', () => {
     assert.match(run.stderr.trim(), /GBDT stage/);
   });
 
-  test('trains, compares, promotes; the server reloads; a model that does not beat the serving one is refused unless forced', async () => {
+  test('rankd evaluate --model: a better model exits 0 and names the requests it reorders most; a broken or missing file is an error, exit 1', async () => {
+    const trained = await rankd([
+      'train',
+      '--app',
+      APP,
+      '--from',
+      'train.jsonl',
+      '--out',
+      'models/evaluated.json',
+      '--no-progress',
+    ]);
+    assert.equal(trained.code, 0, trained.stderr);
+    assert.match(trained.stdout, /: better$/m);
+    const better = await evaluate('models/evaluated.json');
+    assert.equal(better.code, 0, better.stderr);
+    assert.match(
+      better.stdout,
+      /^gate on \d+ requests \(.*\): models\/evaluated\.json \d\.\d{4}, serving \(Ranker@RankingModel@1\) \d\.\d{4}; difference \+[\d.]+, 95% interval \+[\d.]+ to \+[\d.]+: better$/m,
+    );
+    // The shoppers bought the last product shown: the model moves it to the top.
+    assert.match(
+      better.stdout,
+      /^requests whose order changes most \(ranks: serving → models\/evaluated\.json\):$/m,
+    );
+    assert.match(better.stdout, /^ {2}t\d+: p\d+ 4→1, /m);
+
+    writeFileSync(join(project, 'models/broken.json'), '{"learner": {}}');
+    const broken = await evaluate('models/broken.json');
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr.trim(), /^rankd: .*models\/broken\.json/);
+    const missing = await evaluate('models/none.json');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr.trim(), /^rankd: --model models\/none\.json: no such file/);
+  });
+
+  test('trains, compares, promotes; the server reloads; a model that is not better is refused (exit 3) unless forced', async () => {
     const before = await rank('probe-before', 'candle');
     const first = await rankd([
       'train',
@@ -305,14 +352,16 @@ describe('rankd train', () => {
       '--no-progress',
     ]);
     assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^position bias: /m);
     assert.match(
       first.stdout,
-      /NDCG@4 on validation: trained \d\.\d{4}, serving \(Ranker@RankingModel@1\) \d\.\d{4}/,
+      /^gate on the \d+ validation requests \(.*\): trained \d\.\d{4}, serving \(Ranker@RankingModel@1\) \d\.\d{4}; difference [+-][\d.]+, 95% interval /m,
     );
     assert.match(first.stdout, /promoted: installed as .*models\/ranker\.json/);
     const report = JSON.parse(readFileSync(join(project, 'models/ranker-candidate.report.json'), 'utf8'));
     assert.deepEqual(report.features, [...INPUTS]);
     assert.equal(report.data.requests, new Set(rows('train.jsonl').map((r) => r.request_id)).size);
+    assert.ok(['better', 'worse', 'inconclusive'].includes(report.gate.verdict));
     // The server watches models/: its answers change once it has loaded the trained model.
     let after = before;
     for (let i = 0; i < 100 && after.join() === before.join(); i++) {
@@ -321,17 +370,17 @@ describe('rankd train', () => {
     }
     assert.notDeepEqual(after, before);
 
-    // The same data trains the same model: it does not beat itself, so it is not installed.
+    // The same data trains the same model: it is not better than itself, so it is not installed.
     const installed = statSync(join(project, 'models/ranker.json')).mtimeMs;
     const again = await rankd(['train', '--app', APP, '--from', 'train.jsonl', '--promote', '--no-progress']);
-    assert.notEqual(again.code, 0);
+    assert.equal(again.code, 3, again.stderr);
     assert.match(
       again.stderr.trim(),
-      /^rankd: not promoted: the trained model's NDCG@4 .* does not beat the serving model's/,
+      /^rankd: not promoted: the trained model is not better than the serving one: difference \+0\.0000, 95% interval \+0\.0000 to \+0\.0000 \(inconclusive\) \(--force installs it anyway\)$/,
     );
     assert.equal(statSync(join(project, 'models/ranker.json')).mtimeMs, installed);
     // The training guide quotes this line (numbers aside).
-    const shape = (line: string) => line.replace(/\d+(\.\d+)?/g, '#');
+    const shape = (line: string) => line.replace(/[+-]?\d+(\.\d+)?/g, '#');
     const quoted = readFileSync(join(PACKAGE_ROOT, 'docs/guides/train-a-model.md'), 'utf8')
       .split('\n')
       .find((line) => line.startsWith('rankd: not promoted'));
@@ -348,5 +397,80 @@ describe('rankd train', () => {
     ]);
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(forced.stdout, /promoted: .*\(--force\)/);
+  });
+
+  test('negative control: the serving model with its leaves negated is worse, exit 3', async () => {
+    negateLeaves(join(project, 'models/ranker.json'), join(project, 'models/negated.json'));
+    const worse = await evaluate('models/negated.json');
+    assert.equal(worse.code, 3, worse.stdout + worse.stderr);
+    assert.match(worse.stdout, /: not better \(worse\)$/m);
+  });
+
+  test("model files are the app's project's, wherever rankd run and rankd train are started from", async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'rankd-elsewhere-'));
+    const runFrom = join(elsewhere, 'run');
+    const trainFrom = join(elsewhere, 'train');
+    mkdirSync(runFrom);
+    mkdirSync(trainFrom);
+    const server = await startCliService(APP, { REDIS_URL: shop.redisUrl }, [], {
+      cli: [join(PACKAGE_ROOT, 'bin/rankd.js')],
+      cwd: runFrom,
+    });
+    try {
+      const version = async () => {
+        const response = await fetch(`${server.base}/api/v1/ranking`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            request_id: `v-${Date.now()}`,
+            candidates: [{ product_id: 'p1' }],
+            include_events: true,
+          }),
+        });
+        const body = (await response.json()) as {
+          events: Array<{ event_type: string; event_data: { model_version: string } }>;
+        };
+        return body.events.find((e) => e.event_type === 'MODEL')?.event_data.model_version;
+      };
+      const served = await version();
+      const promoted = await runCommand(
+        process.execPath,
+        [
+          join(PACKAGE_ROOT, 'bin/rankd.js'),
+          'train',
+          '--app',
+          APP,
+          '--from',
+          join(project, 'train.jsonl'),
+          '--trees',
+          '7',
+          '--promote',
+          '--force',
+          '--no-progress',
+        ],
+        trainFrom,
+        { REDIS_URL: shop.redisUrl },
+        120_000,
+      );
+      assert.equal(promoted.code, 0, promoted.stderr);
+      assert.match(promoted.stdout, /^promoted: installed as \.\.\/\.\.\/.*\/models\/ranker\.json/m);
+      // The default --out is the project's too.
+      assert.ok(
+        statSync(join(project, 'models/ranker-candidate.json')).mtimeMs >
+          statSync(join(project, 'models/ranker.json')).mtimeMs - 5000,
+      );
+      assert.ok(!existsSync(join(trainFrom, 'models')), 'nothing written where rankd train was started');
+      assert.ok(!existsSync(join(runFrom, 'models')), 'rankd run watches no models/ of its own');
+      let now = served;
+      for (let i = 0; i < 100 && now === served; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        now = await version();
+      }
+      assert.notEqual(now, served, 'the server started elsewhere loads what rankd train installed');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
-import { type FileModel, isFileModel } from '../models/file-model.js';
-import { allComponents, initializeComponents } from '../request/component.js';
+import type { FileModel } from '../models/file-model.js';
+import type { ComparisonResult } from '../training/counterfactual-comparison.js';
 import {
   type FeatureImportance,
   ndcgAt,
@@ -11,9 +11,11 @@ import {
   type TrainProgress,
   trainLambdaMart,
 } from '../training/index.js';
-import type { PlannedPipeline, RankdApp } from './define-app.js';
-import { scoreLogged } from './score-logged.js';
-import { datasetOf, groupByRequest, splitByTime, TrainingDataError, usableRows } from './training-data.js';
+import type { PositionBiasEstimate } from '../training/position-bias.js';
+import type { RankdApp } from './define-app.js';
+import { compareOnLogs, DEFAULT_MAX_WEIGHT, positionBiasOf, weightsOf } from './logged-comparison.js';
+import { loggedRequestsOf, scoreRequests } from './logged-requests.js';
+import { datasetOf, splitByTime, TrainingDataError } from './training-data.js';
 
 /** What {@link trainRanker} is given. */
 export interface TrainRankerOptions {
@@ -27,6 +29,15 @@ export interface TrainRankerOptions {
   readonly training?: TrainOptions;
   /** Share of the latest requests held out for validation. @defaultValue 0.2 */
   readonly validationShare?: number;
+  /**
+   * Weight clicks by the inverse of their position's estimated examination (when the logs give an
+   * estimate); false trains on the clicks as logged. @defaultValue true
+   */
+  readonly debias?: boolean;
+  /** The most a click's weight may be (1/examination, clipped). @defaultValue 10 */
+  readonly maxWeight?: number;
+  /** The confidence of the gate's interval. @defaultValue 0.95 */
+  readonly confidence?: number;
   readonly onProgress?: (progress: TrainProgress) => void;
   /** Rows already left out while reading (invalid ones); those this stage cannot use are added. */
   readonly skipped?: SkippedRows;
@@ -57,57 +68,62 @@ export interface TrainingReport {
   };
   /** k of NDCG@k: the page size, the most impressions a logged request has. */
   k: number;
+  /** Validation NDCG@k of the clicks as logged (not position-corrected: it favours the serving model). */
   ndcg: { trained: number; serving: number; servingModel: string };
+  /** The examination curve estimated from the logs, relative to the top position. */
+  positionBias: {
+    curve: number[] | null;
+    /** Standard error of each position's log estimate (null where not estimated). */
+    logStandardErrors: Array<number | null>;
+    estimatedPositions: number;
+    contexts: number;
+    impressions: number;
+    reason: string | null;
+  };
+  /** Whether clicks were weighted by 1/examination (at most `maxWeight`). */
+  debiased: boolean;
+  maxWeight: number;
+  /** The promotion gate: position-corrected DCG share of both models on the validation requests. */
+  gate: ComparisonResult & { servingModel: string; positionCorrected: boolean };
   /** Trees kept (early stopping keeps those up to the best validation NDCG). */
   trees: number;
   featureImportance: FeatureImportance[];
 }
 
-/** The pipeline trained for, and its GBDT stage. */
-export function gbdtStageOf(
-  app: RankdApp,
-  name: string | undefined,
-): { planned: PlannedPipeline; stage: FileModel } {
-  const candidates =
-    name === undefined ? app.pipelines : app.pipelines.filter((p) => p.pipeline.name === name);
-  if (candidates.length === 0)
-    throw new TrainingDataError(
-      `no pipeline ${JSON.stringify(name)}: the app has ${app.pipelines.map((p) => p.pipeline.name).join(', ')}`,
-    );
-  const withStage = candidates.flatMap((planned) => {
-    const stage = allComponents(planned.pipeline.components).find(
-      (c): c is FileModel => isFileModel(c) && c.format === 'gbdt',
-    );
-    return stage === undefined ? [] : [{ planned, stage }];
-  });
-  const found = withStage[0];
-  if (found === undefined)
-    throw new TrainingDataError(
-      `${name === undefined ? 'no pipeline of the app has' : `pipeline ${name} has no`} GBDT stage: its model (or a part of it) must be a gbdtModel, whose file rankd train writes`,
-    );
-  if (name === undefined && withStage.length > 1)
-    throw new TrainingDataError(
-      `several pipelines have a GBDT stage (${withStage.map((w) => w.planned.pipeline.name).join(', ')}): choose one with --pipeline`,
-    );
-  return found;
+/** The report's account of a position-bias estimate. */
+export function positionBiasReport(bias: PositionBiasEstimate): TrainingReport['positionBias'] {
+  return {
+    curve: bias.curve === undefined ? null : [...bias.curve],
+    logStandardErrors: bias.logStandardErrors.map((e) => (Number.isFinite(e) ? e : null)),
+    estimatedPositions: bias.estimated,
+    contexts: bias.contexts,
+    impressions: bias.impressions,
+    reason: bias.reason ?? null,
+  };
 }
 
 /**
  * Builds the data set of a pipeline's GBDT stage from logged impressions, splits it by time,
- * trains, and compares NDCG@k (k = the page size) on the validation requests with the model the
- * stage serves now, scored from the same logged inputs.
+ * estimates the position bias, trains (clicks weighted by 1/examination unless `debias` is
+ * false), and compares the model with the one the stage serves now on the validation requests,
+ * both scored from the same logged inputs: the position-corrected gate, and NDCG@k as logged.
  */
 export async function trainRanker(options: TrainRankerOptions): Promise<TrainRankerResult> {
-  const { planned, stage } = gbdtStageOf(options.app, options.pipeline);
-  const pipeline = planned.pipeline;
-  const rows = options.rows.filter((row) => row.api_source === planned.route);
-  const features = [...stage.inputs];
   const skipped = options.skipped ?? new SkippedRows();
-  const usable = usableRows(rows, stage.features, options.source, skipped);
-  const requests = groupByRequest(usable);
+  const logged = loggedRequestsOf(options.app, options.pipeline, options.rows, options.source, skipped);
+  const { stage, requests } = logged;
+  const pipeline = logged.planned.pipeline;
+  const features = [...stage.inputs];
   const { train, validation } = splitByTime(requests, options.validationShare ?? 0.2);
-  const trainSet = datasetOf(train, features);
-  const validationSet = datasetOf(validation, features);
+  const bias = positionBiasOf(requests);
+  const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
+  const debiased = options.debias !== false && bias.curve !== undefined;
+  const weighted = (groups: TrainingRow[][]) => {
+    const set = datasetOf(groups, features);
+    return debiased ? { ...set, weights: weightsOf(groups, bias, maxWeight) } : set;
+  };
+  const trainSet = weighted(train);
+  const validationSet = weighted(validation);
   const k = Math.max(...requests.map((r) => r.length));
   let model: TrainedModel;
   try {
@@ -116,17 +132,21 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
     if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
     throw error;
   }
-  const trained = ndcgAt(
-    model.predict(validationSet.values, validationSet.rows),
-    validationSet.labels,
-    validationSet.groups,
-    k,
-  );
-  const candidate = pipeline.slots.find((slot) => slot.field === 'candidates')?.type;
-  if (candidate === undefined) throw new TrainingDataError(`pipeline ${pipeline.name} ranks no candidates`);
-  await initializeComponents([stage], { log: { info: () => undefined, warn: () => undefined } });
-  const servingScores = await scoreLogged(stage, pipeline.name, candidate, validation);
+  const trainedScores = model.predict(validationSet.values, validationSet.rows);
+  const trained = ndcgAt(trainedScores, validationSet.labels, validationSet.groups, k);
+  const servingScores = await scoreRequests(logged, stage, validation);
   const serving = ndcgAt(servingScores, validationSet.labels, validationSet.groups, k);
+  const servingModel = `${stage.name}@${stage.version ?? '-'}`;
+  let gate: ComparisonResult;
+  try {
+    gate = compareOnLogs(
+      { requests: validation, candidate: trainedScores, serving: servingScores, bias, maxWeight },
+      options.confidence === undefined ? {} : { confidence: options.confidence },
+    );
+  } catch (error) {
+    if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
+    throw error;
+  }
   const count = (groups: TrainingRow[][]) => ({
     requests: groups.length,
     rows: groups.reduce((n, g) => n + g.length, 0),
@@ -142,13 +162,17 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
       data: {
         requests: requests.length,
         rows: trainSet.rows + validationSet.rows,
-        labelled: usable.filter((row) => row.label > 0).length,
+        labelled: logged.labelled,
         train: count(train),
         validation: count(validation),
         leftOut: Object.fromEntries(skipped.reasons()),
       },
       k,
-      ndcg: { trained, serving, servingModel: `${stage.name}@${stage.version ?? '-'}` },
+      ndcg: { trained, serving, servingModel },
+      positionBias: positionBiasReport(bias),
+      debiased,
+      maxWeight,
+      gate: { ...gate, servingModel, positionCorrected: bias.curve !== undefined },
       trees: model.bestIteration + 1,
       featureImportance: model.featureImportance(),
     },

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isRankdApp, type RankdApp } from '../app/define-app.js';
 import { AppLoadError } from '../errors/index.js';
+import { withModelRoot } from '../models/model-file.js';
 
 /** Where `rankd run` looks for the app when `--app` is not given, in order (relative to the project). */
 export const DEFAULT_APP_PATHS = ['pipelines/main.ts', 'dist/pipelines/main.js'] as const;
@@ -27,8 +28,22 @@ export function resolveAppPath(appOption: string | undefined, cwd: string): stri
 }
 
 /**
+ * The project an app module belongs to: the nearest directory at or above it holding a
+ * package.json (the app module's package), else the module's own directory. Its models' relative
+ * file paths resolve against it, wherever a command is started from.
+ */
+export function projectRootOf(appPath: string): string {
+  const start = dirname(resolve(appPath));
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return start;
+  }
+}
+
+/**
  * Imports the app module and returns its default export, which must be made by `defineApp`.
  * TypeScript modules are loaded through tsx, registered once, so an app needs no build step.
+ * Relative model files of the app resolve against its project ({@link projectRootOf}).
  */
 export async function loadApp(path: string): Promise<RankdApp> {
   if (TYPESCRIPT.test(path) && !tsxRegistered) {
@@ -38,7 +53,9 @@ export async function loadApp(path: string): Promise<RankdApp> {
   }
   let module: { default?: unknown };
   try {
-    module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    module = (await withModelRoot(projectRootOf(path), () => import(pathToFileURL(path).href))) as {
+      default?: unknown;
+    };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new AppLoadError(`could not load app module ${path}: ${reason}`, error);

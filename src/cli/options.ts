@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ErrorCode } from '../errors/index.js';
+import { CliError } from './cli-error.js';
 
 function portParser(min: number) {
   return (value: string): number => {
@@ -53,4 +55,21 @@ export function parseWorkers(value: string): number {
     throw new InvalidArgumentError(`expected a number of workers from 1 to ${MAX_WORKERS}, or auto.`);
   }
   return count;
+}
+
+/**
+ * A number flag's value (undefined when not given), or a usage error naming the flag and what it
+ * expects: `--confidence "2": expected a share between 0 and 1`.
+ */
+export function numberFlag(
+  name: string,
+  text: string | undefined,
+  ok: (value: number) => boolean = Number.isFinite,
+  expected = 'a number',
+): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!ok(value))
+    throw new CliError(`--${name} ${JSON.stringify(text)}: expected ${expected}`, ErrorCode.CLI_USAGE);
+  return value;
 }

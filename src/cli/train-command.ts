@@ -1,20 +1,21 @@
-import { createReadStream } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import type { TrainRankerResult } from '../app/train-ranker.js';
 import { TrainingDataError } from '../app/training-data.js';
-import { loadConfig, readEnvFiles } from '../config/index.js';
 import { ErrorCode } from '../errors/index.js';
-import { rowProblem, SkippedRows } from '../events/export/row-checks.js';
-import { TrainingJoin, type TrainingRow } from '../events/export/training-join.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
-import { gradesOption } from './events-export.js';
-import { loadApp, resolveAppPath } from './load-app.js';
-import { openEventSource } from './open-event-source.js';
-import { timeRangeOptions } from './time-range-options.js';
+import { loadApp, projectRootOf, resolveAppPath } from './load-app.js';
+import { loggedRows } from './logged-rows.js';
+import { numberFlag } from './options.js';
+import {
+  comparisonLine,
+  gateOptions,
+  NOT_BETTER_EXIT_CODE,
+  notBetterReason,
+  positionBiasLine,
+} from './promotion-gate.js';
 
 /** `rankd train`'s options, as commander parses them. */
 export interface TrainCommandOptions {
@@ -28,10 +29,15 @@ export interface TrainCommandOptions {
   /** A JSONL event file (`EVENTS_SINK=file`) instead of the stream. */
   input?: string;
   grades?: string;
-  out: string;
+  /** Default: models/ranker-candidate.json of the app's project. */
+  out?: string;
   validation: string;
   promote?: boolean;
   force?: boolean;
+  /** False with `--no-debias`: clicks as logged, not weighted by 1/examination. */
+  debias: boolean;
+  maxWeight?: string;
+  confidence?: string;
   /** False with `--no-progress`. */
   progress: boolean;
   trees?: string;
@@ -58,103 +64,25 @@ export interface TrainCommandResult extends TrainRankerResult {
   readonly reportFile: string;
   /** The file the model was installed as, when promoted. */
   readonly promoted: string | undefined;
+  /** 0: better (or promoted with --force); 3: not better. */
+  readonly exitCode: number;
 }
 
 const HELP = `
 Builds a learning-to-rank data set from the logged impressions of a pipeline (the event stream from
 --since, or a file of --from rows written by rankd events export --format jsonl), one group per
 request, labelled by feedback (purchase 3 > add_to_cart 2 > click 1 > 0; --grades). The latest
---validation share of the requests is held out; the pipeline's GBDT stage is trained on the rest
-with LambdaMART. Prints NDCG@k (k = the page size) on the held-out requests for the new model and
-for the model the stage serves now (scored from the same logged inputs), writes the model (XGBoost
-JSON) to --out and a report next to it (.report.json). --promote installs it as the stage's file,
-which running servers reload, if it beats the serving model (or with --force).`;
+--validation share of the requests is held out. It estimates from the logs how often users look
+at each position, and trains the pipeline's GBDT stage on the rest with LambdaMART, each click
+weighted by 1/that (at most --max-weight; --no-debias: clicks as logged). Then both the new model
+and the model the stage serves now re-rank the held-out pages from their logged inputs; the gate
+compares them position-corrected, with a bootstrap interval of the difference. Writes the model
+(XGBoost JSON) to --out (default: models/ranker-candidate.json in the app's project) and a report
+next to it (.report.json). --promote installs it as the stage's file, which running servers
+reload, if the interval says it is better (or with --force). Model files resolve against the
+app's project: the nearest directory above the app module holding a package.json.
 
-/** The logged rows of a `--from` file (JSON Lines of `rankd events export`), as they are. */
-async function readRows(path: string): Promise<TrainingRow[]> {
-  const rows: TrainingRow[] = [];
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
-  let n = 0;
-  for await (const line of lines) {
-    n += 1;
-    if (line.trim() === '') continue;
-    try {
-      rows.push(JSON.parse(line) as TrainingRow);
-    } catch {
-      throw new CliError(
-        `${path}:${n}: not a JSON row; --from reads rankd events export --format jsonl`,
-        ErrorCode.INPUT_INVALID,
-      );
-    }
-  }
-  return rows;
-}
-
-/**
- * Exported rows labelled again with `--grades`, from their `clicked`, `added_to_cart` and
- * `purchased` flags (the feedback types an export keeps); as they are without it.
- */
-function relabel(rows: TrainingRow[], grades: string | undefined): TrainingRow[] {
-  if (grades === undefined) return rows;
-  const grade = gradesOption(grades, '');
-  return rows.map((row) => ({
-    ...row,
-    label: Math.max(
-      0,
-      row.clicked ? (grade.click ?? 0) : 0,
-      row.added_to_cart ? (grade.add_to_cart ?? 0) : 0,
-      row.purchased ? (grade.purchase ?? 0) : 0,
-    ),
-  }));
-}
-
-/**
- * The valid rows of a `--from` file, labelled again with `--grades` when given; the others are
- * counted by reason, as an export counts the impressions it leaves out.
- */
-async function fromRows(
-  from: string,
-  grades: string | undefined,
-  cwd: string,
-): Promise<{ rows: TrainingRow[]; what: string; skipped: SkippedRows }> {
-  const skipped = new SkippedRows();
-  const read = (await readRows(resolve(cwd, from))).filter((row) => {
-    const isObject = typeof row === 'object' && row !== null && !Array.isArray(row);
-    if (!isObject) skipped.add('not a JSON object');
-    return isObject;
-  });
-  const rows = relabel(read, grades).filter((row) => {
-    const problem = rowProblem(row);
-    if (problem !== undefined) skipped.add(problem);
-    return problem === undefined;
-  });
-  return { rows, what: from, skipped };
-}
-
-/** The rows of the event stream (or an event file) joined as `rankd events export` joins them. */
-async function joinedRows(
-  options: TrainCommandOptions,
-  cwd: string,
-): Promise<{ rows: TrainingRow[]; what: string; skipped: SkippedRows }> {
-  if (options.since === undefined)
-    throw new CliError('give --since (the event stream) or --from (an exported file)', ErrorCode.CLI_USAGE);
-  const now = Date.now();
-  const { sinceMs, untilMs, windowMs } = timeRangeOptions({ ...options, since: options.since }, now);
-  const config = loadConfig(readEnvFiles(cwd));
-  const grades = gradesOption(options.grades, config.EVENTS_LABEL_GRADES);
-  const readUntil = Math.min(untilMs + windowMs, now);
-  const { source, close } = await openEventSource(config, cwd, options.input, sinceMs, readUntil);
-  const what = options.input ?? `the event stream since ${new Date(sinceMs).toISOString()}`;
-  try {
-    const join = new TrainingJoin({ sinceMs, untilMs, windowMs, grades });
-    const rows: TrainingRow[] = [];
-    for await (const { timeMs, event } of source) rows.push(...join.add(timeMs, event));
-    rows.push(...join.finish());
-    return { rows, what, skipped: join.skipped };
-  } finally {
-    await close();
-  }
-}
+Exit codes: 0 better (or promoted), 3 not better (worse or inconclusive: nothing installed), 1 error.`;
 
 /** A bar redrawn on a terminal, a line per tenth otherwise; on standard error. */
 function progressOf(stream: NonNullable<TrainOutput['progress']>, enabled: boolean) {
@@ -190,13 +118,7 @@ async function writeWhole(path: string, text: string): Promise<void> {
 
 /** The trainer's options from the command line; what is not given keeps the trainer's default. */
 function trainingOptions(options: TrainCommandOptions): TrainOptions {
-  const number = (name: string, text: string | undefined) => {
-    if (text === undefined) return undefined;
-    const value = Number(text);
-    if (!Number.isFinite(value))
-      throw new CliError(`--${name} ${JSON.stringify(text)}: expected a number`, ErrorCode.CLI_USAGE);
-    return value;
-  };
+  const number = numberFlag;
   const picked: Record<string, number | undefined> = {
     trees: number('trees', options.trees),
     learningRate: number('learning-rate', options.learningRate),
@@ -210,6 +132,9 @@ function trainingOptions(options: TrainCommandOptions): TrainOptions {
   return Object.fromEntries(Object.entries(picked).filter(([, v]) => v !== undefined)) as TrainOptions;
 }
 
+/** The default `--out`: next to the stage's file, in the app's project. */
+const DEFAULT_OUT = 'models/ranker-candidate.json';
+
 /** `rankd train`: see {@link HELP}. */
 export async function runTrain(
   options: TrainCommandOptions,
@@ -222,12 +147,11 @@ export async function runTrain(
       `--validation ${options.validation}: expected a share between 0 and 1`,
       ErrorCode.CLI_USAGE,
     );
-  const app = await loadApp(resolveAppPath(options.app, cwd));
+  const gate = gateOptions(options);
+  const appPath = resolveAppPath(options.app, cwd);
+  const app = await loadApp(appPath);
   const { trainRanker } = await import('../app/train-ranker.js');
-  const { rows, what, skipped } =
-    options.from === undefined
-      ? await joinedRows(options, cwd)
-      : await fromRows(options.from, options.grades, cwd);
+  const { rows, what, skipped } = await loggedRows(options, cwd);
   let result: TrainRankerResult;
   try {
     result = await trainRanker({
@@ -238,6 +162,8 @@ export async function runTrain(
       training: trainingOptions(options),
       validationShare: share,
       skipped,
+      debias: options.debias,
+      ...gate,
       onProgress: progressOf(output.progress ?? process.stderr, options.progress),
     });
   } catch (error) {
@@ -247,7 +173,9 @@ export async function runTrain(
     await app.close();
   }
   const { report, stage } = result;
-  const modelFile = resolve(cwd, options.out);
+  const modelFile =
+    options.out === undefined ? resolve(projectRootOf(appPath), DEFAULT_OUT) : resolve(cwd, options.out);
+  const shown = (path: string) => relative(cwd, path) || path;
   if (modelFile === stage.file && options.promote !== true)
     throw new CliError(
       `--out ${options.out} is the file ${stage.name} serves: write elsewhere, or use --promote to install it after the comparison`,
@@ -257,32 +185,34 @@ export async function runTrain(
   const modelText = result.model.toXGBoostJsonText();
   await writeWhole(modelFile, modelText);
   await writeWhole(reportFile, `${JSON.stringify(report, null, 2)}\n`);
-  const { trained, serving, servingModel } = report.ndcg;
   output.log(
     `data: ${report.data.rows} impressions of ${report.data.requests} requests (${report.data.labelled} with feedback); ` +
       `validation: the latest ${report.data.validation.requests} requests` +
       `${skipped.total === 0 ? '' : `; ${skipped.describe('impressions')}`}`,
   );
+  output.log(positionBiasLine(report.positionBias));
   output.log(
-    `NDCG@${report.k} on validation: trained ${trained.toFixed(4)}, serving (${servingModel}) ${serving.toFixed(4)}`,
+    report.debiased
+      ? `training: each click weighted by 1/examination of its position (at most ${report.maxWeight})`
+      : `training: clicks as logged${options.debias === false ? ' (--no-debias)' : ''}`,
   );
-  output.log(`wrote ${options.out} and ${reportFile.slice(dirname(modelFile).length + 1)}`);
+  output.log(`wrote ${shown(modelFile)} and ${reportFile.slice(dirname(modelFile).length + 1)}`);
+  const better = report.gate.verdict === 'better';
+  output.log(comparisonLine(`gate on the ${report.gate.pages} validation requests`, 'trained', report.gate));
   let promoted: string | undefined;
-  if (options.promote === true) {
-    if (trained > serving || options.force === true) {
-      if (modelFile !== stage.file) await writeWhole(stage.file, modelText);
-      promoted = stage.file;
-      output.log(
-        `promoted: installed as ${relative(cwd, stage.file)}${trained > serving ? '' : ' (--force)'}; running servers reload it`,
-      );
-    } else {
-      throw new CliError(
-        `not promoted: the trained model's NDCG@${report.k} ${trained.toFixed(4)} does not beat the serving model's ${serving.toFixed(4)} (--force installs it anyway)`,
-        ErrorCode.CLI_FAILED,
-      );
-    }
+  if (options.promote === true && (better || options.force === true)) {
+    if (modelFile !== stage.file) await writeWhole(stage.file, modelText);
+    promoted = stage.file;
+    output.log(
+      `promoted: installed as ${shown(stage.file)}${better ? '' : ' (--force)'}; running servers reload it`,
+    );
+  } else if (options.promote === true) {
+    output.warn(
+      `rankd: not promoted: the trained model is not better than the serving one: ${notBetterReason(report.gate)} (--force installs it anyway)`,
+    );
   }
-  return { ...result, modelFile, reportFile, promoted };
+  const exitCode = better || promoted !== undefined ? 0 : NOT_BETTER_EXIT_CODE;
+  return { ...result, modelFile, reportFile, promoted, exitCode };
 }
 
 /** Adds `rankd train` to `program`. */
@@ -298,10 +228,16 @@ export function registerTrainCommand(program: Command, output: { log: Log; warn:
     .option('--input <file>', 'read a JSONL event file (EVENTS_SINK=file) instead of the stream')
     .option('--from <file>', 'read rows exported by rankd events export --format jsonl instead')
     .option('--grades <grades>', 'label per feedback type, e.g. purchase=3,add_to_cart=2,click=1')
-    .option('--out <file>', 'where the model is written (XGBoost JSON)', 'models/ranker-candidate.json')
+    .option(
+      '--out <file>',
+      "where the model is written (XGBoost JSON; default: the project's models/ranker-candidate.json)",
+    )
     .option('--validation <share>', 'share of the latest requests held out for validation', '0.2')
-    .option('--promote', "install the model as the GBDT stage's file if it beats the serving model")
-    .option('--force', 'with --promote: install it even when it does not')
+    .option('--promote', "install the model as the GBDT stage's file if the gate finds it better")
+    .option('--force', 'with --promote: install it even when it is not')
+    .option('--no-debias', 'train on clicks as logged, not weighted by 1/examination of their position')
+    .option('--max-weight <x>', 'the most a click weighs (1/examination, clipped; default 10)')
+    .option('--confidence <share>', "the gate's interval (default 0.95)")
     .option('--trees <n>', 'the most trees (default 300; early stopping on validation NDCG)')
     .option('--learning-rate <x>', 'shrinkage of each tree (default 0.1)')
     .option('--max-depth <n>', 'deepest leaf (default 6)')
@@ -313,6 +249,7 @@ export function registerTrainCommand(program: Command, output: { log: Log; warn:
     .option('--no-progress', 'no progress bar or lines')
     .addHelpText('after', HELP)
     .action(async (options: TrainCommandOptions) => {
-      await runTrain(options, output);
+      const result = await runTrain(options, output);
+      process.exitCode = result.exitCode;
     });
 }

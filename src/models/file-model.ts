@@ -48,7 +48,11 @@ export const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
 export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events and in the admin reload route. */
   name: string;
-  /** The model file: a path (relative to the working directory) or a `file:` URL. */
+  /**
+   * The model file: a `file:` URL, or a path relative to the app's project root when the rankd CLI
+   * loads the app (the nearest directory above the app module with a package.json), else to the
+   * working directory.
+   */
   file: string | URL;
   /** Reload when the file changes. @defaultValue `true` */
   watch?: boolean;

@@ -17,9 +17,30 @@ export interface ModelFile {
   readonly version: string;
 }
 
-/** An absolute path for a model file option: a path (relative to the working directory) or a `file:` URL. */
+/** Where relative model paths resolve while the CLI loads an app module: its project's root. */
+let projectRoot: string | undefined;
+
+/**
+ * Runs `load` (the import of an app module) with relative model paths resolving against `root`:
+ * the models an app defines when its module is evaluated take their files from its project,
+ * wherever the command was started.
+ */
+export async function withModelRoot<T>(root: string, load: () => Promise<T>): Promise<T> {
+  const previous = projectRoot;
+  projectRoot = root;
+  try {
+    return await load();
+  } finally {
+    projectRoot = previous;
+  }
+}
+
+/**
+ * An absolute path for a model file option: a `file:` URL, or a path relative to the app's project
+ * root when the rankd CLI loads the app ({@link withModelRoot}), else to the working directory.
+ */
 export function modelPath(file: string | URL): string {
-  return typeof file === 'string' ? resolve(file) : fileURLToPath(file);
+  return typeof file === 'string' ? resolve(projectRoot ?? process.cwd(), file) : fileURLToPath(file);
 }
 
 /**

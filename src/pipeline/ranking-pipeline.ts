@@ -26,6 +26,7 @@ import {
   scoreCandidates,
   takePage,
 } from './ranking-stages.js';
+import { requestContextKey } from './request-context-key.js';
 import {
   addRequestExample,
   PaginationFields,
@@ -243,6 +244,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
     ]),
   ];
 
+  // The request's own fields (besides its entities): part of what it asked (requestContextKey).
+  const contextFields = Object.keys(options.fields ?? {});
+
   return {
     kind: 'pipeline',
     name: options.name,
@@ -309,7 +313,9 @@ export function defineRankingPipeline<E extends EntityType>(options: RankingPipe
       scored = await applyBusinessLogic(context, active, scored, request, entityType, trace);
       clock = context.stageEnded('business_logic', clock);
       const page = takePage(context, scored, pagination, request.candidates.length, entityType);
-      recordShownFeatures(context, used.features ?? [], requestFeatures, page, entityType);
+      recordShownFeatures(context, used.features ?? [], requestFeatures, page, entityType, () =>
+        requestContextKey(request, slots, contextFields),
+      );
       context.stageEnded('paginate', clock);
       if (shadowed !== undefined) {
         const served = { model: used as Model, version: modelVersion };

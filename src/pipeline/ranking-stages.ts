@@ -93,6 +93,7 @@ function jsonValue(value: FeatureValue | null): unknown {
  * request's own entities (its user, its query) that the model or the real-time features read
  * (`requestFeatures`, e.g. `user_profile:price_sensitivity` of the request's user). One event
  * whose names are written once: per-value FEATURE events of a page cost several times more.
+ * `requestContext` (`requestContextKey`): what the request asked, for the position-bias estimate.
  */
 export function recordShownFeatures<E extends EntityType>(
   context: RequestContext,
@@ -100,6 +101,7 @@ export function recordShownFeatures<E extends EntityType>(
   requestFeatures: readonly string[],
   page: ReadonlyArray<ScoredCandidate<E>>,
   entityType: string,
+  requestContext?: () => string,
 ): void {
   const events = context.events;
   if (!events.sends(FEATURE_ROWS) || page.length === 0) return;
@@ -132,6 +134,7 @@ export function recordShownFeatures<E extends EntityType>(
     feature_names: names,
     rows,
     request_features: shared,
+    ...(requestContext === undefined ? {} : { request_context: requestContext() }),
   });
 }
 

@@ -31,6 +31,13 @@ export interface RankingDataset {
   readonly labels: Float64Array;
   /** The number of rows of each query group, in order; they add up to `rows`. */
   readonly groups: Uint32Array;
+  /**
+   * Per row, how much it counts as the better row of a pair (its pairs with every lower-labelled
+   * row of its group) and its gain in validation NDCG: the inverse of its examination
+   * propensity, to learn from clicks without their position bias (docs/reference/training.md).
+   * Positive and finite. @defaultValue 1 for every row
+   */
+  readonly weights?: Float64Array;
 }
 
 /** The largest label: 2^label − 1 must stay an exact integer in float32, as XGBoost's gain. */
@@ -41,7 +48,7 @@ export const MAX_LABEL = 31;
  * grades) and throws a {@link TrainingInputError} naming the first problem.
  */
 export function checkDataset(dataset: RankingDataset, name = 'data set'): void {
-  const { features, rows, values, labels, groups } = dataset;
+  const { features, rows, values, labels, groups, weights } = dataset;
   if (!Number.isInteger(rows) || rows < 0) throw new TrainingInputError(`${name}: rows is ${rows}`);
   if (rows === 0) throw new TrainingInputError(`${name}: no rows`);
   if (values.length !== rows * features.length) {
@@ -51,6 +58,15 @@ export function checkDataset(dataset: RankingDataset, name = 'data set'): void {
   }
   if (labels.length !== rows) {
     throw new TrainingInputError(`${name}: ${labels.length} labels for ${rows} rows`);
+  }
+  if (weights !== undefined) {
+    if (weights.length !== rows)
+      throw new TrainingInputError(`${name}: ${weights.length} weights for ${rows} rows`);
+    for (let r = 0; r < rows; r++) {
+      const weight = weights[r] as number;
+      if (!(weight > 0 && Number.isFinite(weight)))
+        throw new TrainingInputError(`${name}: row ${r} has weight ${weight}; weights are positive numbers`);
+    }
   }
   let total = 0;
   for (let g = 0; g < groups.length; g++) {

@@ -21,7 +21,9 @@ const MIN_PAIR_HESSIAN = 1e-16;
  * |ΔNDCG|, the change in the group's NDCG (exponential gain 2^label − 1, over the whole list)
  * were the two swapped in the current ranking. Gradient (p − 1)·w on i and its negative on j,
  * hessian 2·w·p(1 − p) on both, p = σ(s_i − s_j). Unlike XGBoost 1.x, which samples one pair
- * per row, every pair is used: the gradients carry no sampling noise.
+ * per row, every pair is used: the gradients carry no sampling noise. With row weights, w is
+ * multiplied by the weight of i, the higher-labelled row (inverse propensity weighting: a click
+ * at a position users rarely look at stands for the clicks that look would have brought).
  */
 export class LambdaObjective {
   private readonly starts: Uint32Array;
@@ -47,6 +49,8 @@ export class LambdaObjective {
     private readonly labels: Float64Array,
     private readonly groups: Uint32Array,
     private readonly k: number,
+    /** Per row: the factor of its pairs as the higher-labelled row (inverse propensity); none is 1. */
+    private readonly weights?: Float64Array,
   ) {
     const rows = labels.length;
     this.starts = new Uint32Array(groups.length + 1);
@@ -101,6 +105,7 @@ export class LambdaObjective {
   gradients(scores: Float32Array, grad: Float64Array, hess: Float64Array, withLoss: boolean): ObjectiveStats {
     const { labels, groups, byLabel, lowerFrom, gain, discount, position, previousPosition, ranked, k } =
       this;
+    const weights = this.weights;
     const hasPrevious = withLoss && this.passes > 0;
     let ndcgSum = 0;
     let loss = 0;
@@ -124,6 +129,7 @@ export class LambdaObjective {
         const i = byLabel[start + a] as number;
         const si = scores[i] as number;
         const gi = gain[i] as number;
+        const weightI = weights === undefined ? 1 : (weights[i] as number);
         const di = discount[position[i] as number] as number;
         const pdi = hasPrevious ? (discount[previousPosition[i] as number] as number) : 0;
         let gradI = 0;
@@ -132,7 +138,7 @@ export class LambdaObjective {
           const j = byLabel[start + b] as number;
           const d = si - (scores[j] as number);
           const p = sigmoid(d);
-          const gainGap = (gi - (gain[j] as number)) * inverseIdeal;
+          const gainGap = (gi - (gain[j] as number)) * inverseIdeal * weightI;
           const w = gainGap * Math.abs(di - (discount[position[j] as number] as number));
           const gw = (p - 1) * w;
           const hw = 2 * w * Math.max(p * (1 - p), MIN_PAIR_HESSIAN);

@@ -104,13 +104,15 @@ export function trainLambdaMart(
   }
   const width = train.features.length;
   const k = resolved.ndcgAt;
-  const objective = new LambdaObjective(train.labels, train.groups, k);
+  const objective = new LambdaObjective(train.labels, train.groups, k, train.weights);
   if (objective.scoredGroups === 0) {
     throw new TrainingInputError('no query group of the training set has a positive label: nothing to learn');
   }
   if (
     validation !== undefined &&
-    Number.isNaN(ndcgAt(new Float64Array(validation.rows), validation.labels, validation.groups, k))
+    Number.isNaN(
+      ndcgAt(new Float64Array(validation.rows), validation.labels, validation.groups, k, validation.weights),
+    )
   ) {
     throw new TrainingInputError(
       'no query group of the validation set has a positive label: nothing to validate on',
@@ -152,7 +154,7 @@ export function trainLambdaMart(
       for (let r = 0; r < validation.rows; r++) {
         validScores[r] = (validScores[r] as number) + treeLeafValue(tree, validation.values, r * width);
       }
-      validNdcg = ndcgAt(validScores, validation.labels, validation.groups, k);
+      validNdcg = ndcgAt(validScores, validation.labels, validation.groups, k, validation.weights);
     }
     pending = { tree: t + 1, lossBefore: stats.loss, ...(validNdcg === undefined ? {} : { validNdcg }) };
     if (validNdcg !== undefined && resolved.earlyStoppingRounds > 0) {

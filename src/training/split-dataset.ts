@@ -14,6 +14,7 @@ export function sliceGroups(dataset: RankingDataset, fromGroup: number, toGroup:
     values: dataset.values.slice(firstRow * width, endRow * width),
     labels: dataset.labels.slice(firstRow, endRow),
     groups: dataset.groups.slice(fromGroup, toGroup),
+    ...(dataset.weights === undefined ? {} : { weights: dataset.weights.slice(firstRow, endRow) }),
   };
 }
 

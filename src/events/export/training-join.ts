@@ -19,6 +19,11 @@ export interface TrainingRow {
   /** Variant per experiment id. */
   experiments: Record<string, string>;
   /**
+   * What the request asked apart from its candidates (FEATURE_ROWS' `request_context`: a hash of
+   * its query, user and fields): the same for requests that asked the same; absent when not logged.
+   */
+  context?: string;
+  /**
    * `view:feature` → value: what the model read for this candidate, and the features of the
    * request's own entities (`user_profile:*`); null when the request logged no features.
    */
@@ -74,6 +79,7 @@ interface RequestState {
   features: Map<string, Record<string, unknown>>;
   /** Features of the request's own entities (FEATURE_ROWS' `request_features`): every row of the request gets them. */
   requestFeatures: Record<string, unknown> | undefined;
+  requestContext: string | null;
   experiments: Record<string, string>;
   /** An interleaved page's experiment and the ranker that placed each item shown (INTERLEAVING). */
   placedBy: { experiment: string; teams: Map<string, string> } | undefined;
@@ -217,6 +223,7 @@ export class TrainingJoin {
     const shared = data.request_features;
     if (shared !== null && typeof shared === 'object')
       state.requestFeatures = Object.assign(table<unknown>(), shared as Record<string, unknown>);
+    if (typeof data.request_context === 'string') state.requestContext = data.request_context;
   }
 
   /** The rows of every request still open: the end of the stream closes all windows. */
@@ -241,6 +248,7 @@ export class TrainingJoin {
       models: new Map(),
       features: new Map(),
       requestFeatures: undefined,
+      requestContext: null,
       experiments: table<string>(),
       placedBy: undefined,
       feedback: new Map(),
@@ -324,6 +332,7 @@ export class TrainingJoin {
         model_name: model?.name ?? null,
         model_version: model?.version ?? null,
         experiments,
+        ...(state.requestContext === null ? {} : { context: state.requestContext }),
         features,
         clicked: types?.has('click') ? 1 : 0,
         added_to_cart: types?.has('add_to_cart') ? 1 : 0,
