@@ -40,6 +40,10 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     load: () => import('./train.js'),
   },
   scale: { about: 'spec example on 1 vs 2 workers; Redis memory per item', load: () => import('./scale.js') },
+  overload: {
+    about: 'a normal client alone vs beside 4 clients sending 1000 candidates with explain + events',
+    load: () => import('./overload.js'),
+  },
   compare: {
     about: 'two builds (or Node flag sets) of rank (a) or (b) in alternated blocks: B ÷ A',
     load: () => import('./compare.js'),

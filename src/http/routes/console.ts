@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { RankdApp } from '../../app/define-app.js';
+import { CONSOLE_HEADERS } from '../security-headers.js';
 
 /**
  * Where `npm run build` puts the console (Vite, from console/). The same path from src/http/routes/
@@ -64,7 +65,17 @@ function consoleMetadata(app: RankdApp) {
  */
 export function registerConsoleRoutes(server: FastifyInstance, app: RankdApp): void {
   let assets: ReadonlyMap<string, Asset> | undefined;
-  const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
+  // Every console response, answered or refused (onSend runs for errors too): the page's own policy.
+  const onSend = (
+    _request: unknown,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (e: null, p: unknown) => void,
+  ) => {
+    reply.headers(CONSOLE_HEADERS);
+    done(null, payload);
+  };
+  const hidden = { schema: { hide: true }, config: { access: 'public' as const }, onSend };
   const page = async (_request: unknown, reply: FastifyReply) => {
     assets ??= readAssets();
     const index = assets.get('index.html');
@@ -75,7 +86,7 @@ export function registerConsoleRoutes(server: FastifyInstance, app: RankdApp): v
   };
   server.get('/console', hidden, page);
   server.get('/console/', hidden, page);
-  server.get('/console/app.json', { schema: { hide: true } }, async () => consoleMetadata(app));
+  server.get('/console/app.json', { schema: { hide: true }, onSend }, async () => consoleMetadata(app));
   server.get<{ Params: { file: string } }>('/console/assets/:file', hidden, async (request, reply) => {
     assets ??= readAssets();
     const asset = assets.get(`assets/${request.params.file}`);
