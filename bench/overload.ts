@@ -5,12 +5,14 @@
  * 24 candidates, page 8) runs alone, then beside four clients each sending, closed loop and without
  * waiting for `Retry-After`, 1000 candidates with `explain`, `include_events` and a page of 100.
  * Phases alternate (alone, beside, beside, alone, …). Figures: the normal client's throughput
- * beside the heavy clients ÷ alone, its p99 beside them, and how many heavy requests were served
- * and how many shed (429/503 with `Retry-After`). Every answer is checked.
+ * beside the heavy clients ÷ alone, its p99 beside them, its errors (none is the goal), and how
+ * many heavy requests were served, shed (429/503 with `Retry-After`) or failed otherwise (with
+ * admission control off, `ADMISSION_BUDGET=0 npm run bench -- overload`, Redis's answers are read
+ * too late and requests fail with 503 `RANKD_REDIS_UNAVAILABLE`). Every 200 is checked.
  */
 import { fileURLToPath } from 'node:url';
 import type { BenchContext } from './lib/benchmark.js';
-import { HttpClient } from './lib/http.js';
+import { type HttpAnswer, HttpClient } from './lib/http.js';
 import { RANK_PATH, type RankRequest, rankAnswerProblem, rankRequests } from './lib/rank-data.js';
 import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { type ServerProcess, startServerProcess } from './lib/server-process.js';
@@ -38,18 +40,27 @@ interface Plan {
 /** A heavy request's answers by kind. */
 interface HeavyCounts {
   served: number;
+  /** Refused by admission control: 503 `RANKD_OVERLOADED` or 429, with `Retry-After`. */
   shed: number;
-  /** Shed answers by `error_code` and status, e.g. `429 RANKD_OVERLOADED`. */
+  /** Shed answers by status and `error_code`, e.g. `503 RANKD_OVERLOADED`. */
   shedBy: Record<string, number>;
+  /** Other errors (e.g. 503 `RANKD_REDIS_UNAVAILABLE`: Redis answers read too late), by status and code. */
+  failedBy: Record<string, number>;
   /** Bytes of the served answers, summed. */
   servedBytes: number;
 }
 
 /** One phase of the normal client, with the heavy clients' counts when they ran beside it. */
 interface Phase {
+  /** Latencies of all its calls; requests/s of its right answers only. */
   normal: PhaseStats;
+  /** Its answers that were errors, by status and code: none is the goal. */
+  normalFailedBy: Record<string, number>;
   heavy: HeavyCounts | undefined;
 }
+
+/** Refusals of admission control, which a client may retry after `Retry-After`. */
+const REFUSAL_CODES = new Set(['RANKD_OVERLOADED', 'RANKD_KEY_SHARE_EXCEEDED']);
 
 /** Runs the overload benchmark and returns its figures. */
 export async function run(context: BenchContext): Promise<Record<string, unknown>> {
@@ -133,13 +144,13 @@ class Bench {
 
   /**
    * The normal client for `durationMs`, closed loop, with the heavy clients beside it when
-   * `withHeavy`; they stop when it does. Throws on an answer that is neither right nor a refusal
-   * in rankd's shape.
+   * `withHeavy`; they stop when it does. Errors are counted (without admission control, Redis's
+   * answers are read too late and requests fail with 503); a 200 that is not a right answer throws.
    */
   async phase(durationMs: number, withHeavy: boolean): Promise<Phase> {
     const deadline = performance.now() + durationMs;
     let running = true;
-    const counts: HeavyCounts = { served: 0, shed: 0, shedBy: {}, servedBytes: 0 };
+    const counts: HeavyCounts = { served: 0, shed: 0, shedBy: {}, failedBy: {}, servedBytes: 0 };
     const heavyLoops = withHeavy
       ? this.heavy.map(async (client, c) => {
           for (let seq = 0; running; seq++) {
@@ -151,36 +162,45 @@ class Bench {
               counts.served++;
               counts.servedBytes += answer.text.length;
             } else {
-              const code = refusalCode(answer.status, answer.text, answer.retryAfter);
-              counts.shed++;
-              counts.shedBy[code] = (counts.shedBy[code] ?? 0) + 1;
+              const { code, refusal } = errorOf(answer);
+              if (refusal) counts.shed++;
+              const by = refusal ? counts.shedBy : counts.failedBy;
+              by[code] = (by[code] ?? 0) + 1;
             }
           }
         })
       : [];
     const latencies: number[] = [];
+    const normalFailedBy: Record<string, number> = {};
     const started = performance.now();
     const offset = this.#offset;
     let seq = 0;
+    let served = 0;
     try {
       while (performance.now() < deadline) {
         const request = this.normalRequests[(offset + seq) % this.normalRequests.length] as RankRequest;
         const callStarted = performance.now();
         const answer = await this.normal.post(RANK_PATH, request.body);
         latencies.push(performance.now() - callStarted);
-        if (answer.status !== 200)
-          throw new Error(`the normal client got ${answer.status}: ${answer.text.slice(0, 300)}`);
+        seq++;
+        if (answer.status !== 200) {
+          const { code } = errorOf(answer);
+          normalFailedBy[code] = (normalFailedBy[code] ?? 0) + 1;
+          continue;
+        }
         const problem = rankAnswerProblem(request, answer.text, NORMAL_SHAPE.userPageSize);
         if (problem !== undefined) throw new Error(`the normal client: ${problem}`);
-        seq++;
+        served++;
       }
     } finally {
       running = false;
       await Promise.all(heavyLoops);
     }
     this.#offset += seq;
+    const wallMs = performance.now() - started;
     return {
-      normal: summarise(latencies, performance.now() - started, 1),
+      normal: { ...summarise(latencies, wallMs, 1), itemsPerSec: Math.round((served / wallMs) * 1000) },
+      normalFailedBy,
       heavy: withHeavy ? counts : undefined,
     };
   }
@@ -198,28 +218,31 @@ function heavyAnswerProblem(request: RankRequest, text: string): string | undefi
 }
 
 /**
- * `<status> <error_code>` of a refusal: a 429 or 503 in rankd's error shape with `Retry-After`;
- * anything else throws (a benchmark must not count errors as refusals).
+ * `<status> <error_code>` of an error answer, and whether it is a refusal of admission control (a
+ * 429 or 503 with `Retry-After` and a refusal's code). An answer not in rankd's error shape throws.
  */
-function refusalCode(status: number, text: string, retryAfter: string | undefined): string {
+function errorOf(answer: HttpAnswer): { code: string; refusal: boolean } {
   let code: unknown;
   try {
-    code = (JSON.parse(text) as { error_code?: unknown }).error_code;
+    code = (JSON.parse(answer.text) as { error_code?: unknown }).error_code;
   } catch {
     code = undefined;
   }
-  if ((status !== 429 && status !== 503) || typeof code !== 'string' || retryAfter === undefined)
-    throw new Error(
-      `a heavy request got ${status} (Retry-After: ${retryAfter ?? 'none'}): ${text.slice(0, 300)}`,
-    );
-  return `${status} ${code}`;
+  if (typeof code !== 'string')
+    throw new Error(`an answer ${answer.status} not in rankd's shape: ${answer.text.slice(0, 300)}`);
+  const refusal =
+    (answer.status === 429 || answer.status === 503) &&
+    REFUSAL_CODES.has(code) &&
+    answer.retryAfter !== undefined;
+  if (REFUSAL_CODES.has(code) && !refusal)
+    throw new Error(`a refusal without Retry-After: ${answer.text.slice(0, 300)}`);
+  return { code: `${answer.status} ${code}`, refusal };
 }
 
 /** The run's figures: each phase, and the ratios the goals are about. */
 interface RunFigures {
-  alone: PhaseStats[];
-  beside: PhaseStats[];
-  heavy: HeavyCounts[];
+  alonePhases: Phase[];
+  besidePhases: Phase[];
   /** Median over phases of requests/s beside the heavy clients ÷ median alone. */
   throughputShare: number;
   /** The worst p99 of the phases beside the heavy clients. */
@@ -227,49 +250,68 @@ interface RunFigures {
   aloneP99Ms: number;
   heavyServed: number;
   heavyShed: number;
+  /** Heavy requests that failed otherwise than by a refusal. */
+  heavyFailed: number;
+  /** The normal client's error answers, alone and beside (every phase). */
+  normalFailed: number;
   goalMet: boolean;
 }
+
+const countOf = (by: Record<string, number>) => Object.values(by).reduce((sum, n) => sum + n, 0);
+const listOf = (by: Record<string, number>) =>
+  Object.entries(by)
+    .map(([code, n]) => `${n} × ${code}`)
+    .join(', ');
 
 function summariseRun(alone: readonly Phase[], beside: readonly Phase[]): RunFigures {
   const rate = (phases: readonly Phase[]) => median(phases.map((p) => p.normal.itemsPerSec));
   const throughputShare = Math.round((rate(beside) / rate(alone)) * 1000) / 1000;
   const besideP99Ms = Math.max(...beside.map((p) => p.normal.p99Ms));
   const heavy = beside.map((p) => p.heavy as HeavyCounts);
+  const normalFailed = [...alone, ...beside].reduce((sum, p) => sum + countOf(p.normalFailedBy), 0);
   return {
-    alone: alone.map((p) => p.normal),
-    beside: beside.map((p) => p.normal),
-    heavy,
+    alonePhases: [...alone],
+    besidePhases: [...beside],
     throughputShare,
     besideP99Ms,
     aloneP99Ms: Math.max(...alone.map((p) => p.normal.p99Ms)),
     heavyServed: heavy.reduce((sum, h) => sum + h.served, 0),
     heavyShed: heavy.reduce((sum, h) => sum + h.shed, 0),
-    goalMet: throughputShare >= GOAL_THROUGHPUT_SHARE && besideP99Ms < GOAL_P99_MS,
+    heavyFailed: heavy.reduce((sum, h) => sum + countOf(h.failedBy), 0),
+    normalFailed,
+    goalMet: throughputShare >= GOAL_THROUGHPUT_SHARE && besideP99Ms < GOAL_P99_MS && normalFailed === 0,
   };
 }
 
 function printTable(figures: RunFigures): void {
   const rows: string[][] = [];
-  const row = (label: string, stats: PhaseStats, heavy?: HeavyCounts) =>
+  const row = (label: string, phase: Phase) =>
     rows.push([
       label,
-      formatCount(stats.itemsPerSec),
-      formatMs(stats.p50Ms),
-      formatMs(stats.p99Ms),
-      formatMs(stats.maxMs),
-      heavy === undefined ? '' : formatCount(heavy.served),
-      heavy === undefined ? '' : formatCount(heavy.shed),
-      heavy === undefined
-        ? ''
-        : Object.entries(heavy.shedBy)
-            .map(([code, n]) => `${n} × ${code}`)
-            .join(', '),
+      formatCount(phase.normal.itemsPerSec),
+      formatMs(phase.normal.p50Ms),
+      formatMs(phase.normal.p99Ms),
+      formatMs(phase.normal.maxMs),
+      listOf(phase.normalFailedBy),
+      phase.heavy === undefined ? '' : formatCount(phase.heavy.served),
+      phase.heavy === undefined ? '' : listOf(phase.heavy.shedBy),
+      phase.heavy === undefined ? '' : listOf(phase.heavy.failedBy),
     ]);
-  for (const [i, stats] of figures.alone.entries()) row(`alone ${i + 1}`, stats);
-  for (const [i, stats] of figures.beside.entries()) row(`beside ${i + 1}`, stats, figures.heavy[i]);
+  for (const [i, phase] of figures.alonePhases.entries()) row(`alone ${i + 1}`, phase);
+  for (const [i, phase] of figures.besidePhases.entries()) row(`beside ${i + 1}`, phase);
   console.log(
     formatTable(
-      ['normal client', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'heavy served', 'shed', 'shed as'],
+      [
+        'normal client',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'its errors',
+        'heavy served',
+        'shed',
+        'failed',
+      ],
       rows,
     ),
   );
@@ -277,6 +319,7 @@ function printTable(figures: RunFigures): void {
     `normal client beside ${HEAVY_CLIENTS} heavy clients: ${Math.round(figures.throughputShare * 100)}% of its ` +
       `throughput alone (goal ≥ ${GOAL_THROUGHPUT_SHARE * 100}%), p99 ${formatMs(figures.besideP99Ms)} ms ` +
       `(goal < ${GOAL_P99_MS} ms; alone ${formatMs(figures.aloneP99Ms)} ms): goal ${figures.goalMet ? 'met' : 'NOT met'}; ` +
-      `heavy requests served ${figures.heavyServed}, shed ${figures.heavyShed}`,
+      `normal client errors ${figures.normalFailed}; heavy requests served ${figures.heavyServed}, shed ` +
+      `${figures.heavyShed}, failed otherwise ${figures.heavyFailed}`,
   );
 }

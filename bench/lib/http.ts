@@ -43,14 +43,8 @@ export class HttpClient {
 
   /** POSTs an already serialised JSON body; throws {@link HttpStatusError} unless 200. */
   async postJson(path: string, body: string): Promise<string> {
-    const response = await this.#pool.request({
-      method: 'POST',
-      path,
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
-    const text = await response.body.text();
-    if (response.statusCode !== 200) throw new HttpStatusError(response.statusCode, text);
+    const { status, text } = await this.post(path, body);
+    if (status !== 200) throw new HttpStatusError(status, text);
     return text;
   }
 
