@@ -78,7 +78,8 @@ interface Waiter {
  * being served, for its turn: expensive requests then run one at a time, each followed by a rest
  * twice as long as it took, so that they get at most a third of the loop. One that cannot start
  * within a second is refused (503, `Retry-After`); a cheap one that finds the budget full is
- * refused at once. With API keys, one key may hold only `keyShare` of each part (429).
+ * refused at once. With API keys, one key may hold only `keyShare` of each part (429). Why turns
+ * and not only a bound: DR-019.
  */
 export class AdmissionControl {
   readonly #options: AdmissionOptions;
