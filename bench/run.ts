@@ -44,6 +44,10 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     about: 'a cluster master SIGSTOPped under ranking load: promotion → answers back to normal',
     load: () => import('./failover.js'),
   },
+  overload: {
+    about: 'a normal client alone vs beside 4 clients sending 1000 candidates with explain + events',
+    load: () => import('./overload.js'),
+  },
   compare: {
     about: 'two builds (or Node flag sets) of rank (a) or (b) in alternated blocks: B ÷ A',
     load: () => import('./compare.js'),

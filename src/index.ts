@@ -111,7 +111,7 @@ export {
   remoteModel,
 } from './models/remote-model.js';
 export type { LogStream } from './observability/logging.js';
-export type { EventCounts, RankdMetrics } from './observability/metrics.js';
+export type { AdmissionCounts, EventCounts, RankdMetrics } from './observability/metrics.js';
 export { reportModelReload } from './observability/model-reloads.js';
 export type { SpanExporterLike } from './observability/tracing.js';
 export type { Pipeline, UnreachableShardPolicy } from './pipeline/define-pipeline.js';

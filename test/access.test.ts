@@ -1,7 +1,7 @@
 /**
  * API keys (issue 2, item 7): with `API_KEYS` set every route but health and docs needs a key, sent
  * as `x-api-key` or `Authorization: Bearer`; routes marked `access: 'admin'` need a key from
- * `ADMIN_API_KEYS`. Off when neither is set.
+ * `ADMIN_API_KEYS`. Off when neither is set (then routes that change data answer loopback clients only: test/safe-defaults.test.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -110,6 +110,13 @@ describe('API_KEYS=k1,k2', () => {
     assert.equal(res.status, 200, res.body);
   });
 
+  test('the Bearer scheme in any case (RFC 9110: schemes are case-insensitive) → 200', async () => {
+    for (const authorization of ['bearer k2', 'BEARER k2', 'BeArEr  k2']) {
+      const res = await call(server, 'POST', GET, { authorization });
+      assert.equal(res.status, 200, `${authorization}: ${res.body}`);
+    }
+  });
+
   test('every index route is protected', async () => {
     for (const path of [
       '/api/v1/entities/upload',
@@ -195,7 +202,7 @@ describe('neither API_KEYS nor ADMIN_API_KEYS set', () => {
     server = await serverWith({});
   });
 
-  test('everything is open, admin route included, and a stray key is ignored', async () => {
+  test('everything is open to this machine (loopback), admin route included, and a stray key is ignored', async () => {
     assert.equal((await call(server, 'POST', GET)).status, 200);
     assert.equal((await call(server, 'POST', GET, { 'x-api-key': 'whatever' })).status, 200);
     assert.equal((await call(server, 'POST', ADMIN_PATH)).status, 200);

@@ -56,6 +56,13 @@ describe('rankd run with Redis up', () => {
     assert.doesNotMatch(service.output(), /not answering/);
   });
 
+  test('says which access policy is in force: no key, so only this machine may change data', () => {
+    assert.match(
+      service.output(),
+      /rankd: access: no API key set: .*only this machine \(loopback\) may upload, delete or reload models/,
+    );
+  });
+
   test('/healthcheck → {"status":"OK"}', async () => {
     const response = await fetch(`${service.base}/healthcheck`);
     assert.equal(response.status, 200);

@@ -10,6 +10,14 @@ export class HttpStatusError extends Error {
   }
 }
 
+/** An answer of any status: {@link HttpClient.post}. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly text: string;
+  /** The `Retry-After` header, when there is one. */
+  readonly retryAfter: string | undefined;
+}
+
 /**
  * A keep-alive HTTP client with exactly `connections` sockets, one request in flight on each
  * (no pipelining), so "concurrency N" means N connections busy at once.
@@ -35,6 +43,16 @@ export class HttpClient {
 
   /** POSTs an already serialised JSON body; throws {@link HttpStatusError} unless 200. */
   async postJson(path: string, body: string): Promise<string> {
+    const { status, text } = await this.post(path, body);
+    if (status !== 200) throw new HttpStatusError(status, text);
+    return text;
+  }
+
+  /**
+   * POSTs an already serialised JSON body and returns whatever the server answered, non-2xx
+   * included (for a benchmark that expects refusals and counts them).
+   */
+  async post(path: string, body: string): Promise<HttpAnswer> {
     const response = await this.#pool.request({
       method: 'POST',
       path,
@@ -42,8 +60,12 @@ export class HttpClient {
       body,
     });
     const text = await response.body.text();
-    if (response.statusCode !== 200) throw new HttpStatusError(response.statusCode, text);
-    return text;
+    const retryAfter = response.headers['retry-after'];
+    return {
+      status: response.statusCode,
+      text,
+      retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+    };
   }
 
   /** Closes the sockets (before the server stops, so it need not wait for idle keep-alives). */

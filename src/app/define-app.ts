@@ -17,13 +17,15 @@ import type { RedisConnection } from '../redis/connection.js';
 import { type ComponentContext, disposeComponents, initializeComponents } from '../request/component.js';
 
 /**
- * Who may call a route: anyone, holders of an API key, or holders of an admin key (docs/guides/extend-the-server.md).
+ * Who may call a route: anyone, holders of an API key, holders of a key for a route that changes
+ * data (`write`), or holders of an admin key (docs/guides/extend-the-server.md). While no key is
+ * set at all, `write` and `admin` routes answer only clients on the server's own machine.
  *
  * @example
  * ```ts
  * import { defineApp, type RouteAccess } from 'rankd';
  *
- * const access: RouteAccess = 'public'; // or 'key' (the default), 'admin'
+ * const access: RouteAccess = 'public'; // or 'key' (the default), 'write', 'admin'
  * export default defineApp({
  *   server: async (server) => {
  *     server.get('/api/v1/shop/status', { config: { access } }, async () => ({ status: 'open' }));
@@ -31,13 +33,13 @@ import { type ComponentContext, disposeComponents, initializeComponents } from '
  * });
  * ```
  */
-export type RouteAccess = 'public' | 'key' | 'admin';
+export type RouteAccess = 'public' | 'key' | 'write' | 'admin';
 
 // Declared here, beside the app's `server` option, rather than in the HTTP layer: an app's own
 // routes set `config: { access }`, and apps see the types this module's declarations reach.
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may call the route when API keys are set. @defaultValue `'key'` */
+    /** Who may call the route (see {@link RouteAccess}). @defaultValue `'key'` */
     access?: RouteAccess;
   }
 }

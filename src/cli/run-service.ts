@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
 import { type Config, loadConfig, predecessorSettingWarnings, readEnvFiles } from '../config/index.js';
+import { accessPolicy } from '../http/access.js';
 import { buildServer } from '../http/build-server.js';
 import { LoopWatchdog } from '../http/loop-watchdog.js';
 import { type MetricsText, type RunningMetricsServer, startMetricsServer } from '../http/metrics-server.js';
@@ -80,6 +81,7 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
       'rankd: SIGHUP ignored: a reload replaces worker processes, and this one runs alone; run with --workers 2 (or more) for zero-downtime reloads',
     ),
   );
+  output.log(`rankd: ${accessPolicy(config)}`);
   output.log(
     `rankd serving ${app.name} on http://${config.HOST}:${running.port} (docs: /redoc${metricsNote(config, metricsPort)})`,
   );
@@ -222,6 +224,7 @@ async function runPrimary(
     throw error;
   });
   if (serving === undefined) return;
+  output.log(`rankd: ${accessPolicy(config)}`);
   output.log(
     `rankd serving ${serving.app} on http://${config.HOST}:${serving.port} with ${count} workers (docs: /redoc${metricsNote(config, metricsPort)})`,
   );

@@ -248,6 +248,23 @@ export const ConfigSchema = Type.Object({
    * @defaultValue `60000`
    */
   INDEX_EMPTY_CHECK_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 0 }),
+
+  // Admission control (src/http/admission-control.ts; docs/reference/configuration.md, "Admission control").
+  /**
+   * The most work in flight at once, per process, in cost units of about 10 µs of one core (a
+   * request's cost: 100, plus one per candidate, ten more per candidate with `include_events`,
+   * more with `explain`, one per KiB of body). Expensive requests (cost ≥ 2,000) may hold a fifth
+   * of it together; the rest is kept for the others. A request that finds no room is refused with
+   * 503 `RANKD_OVERLOADED` and `Retry-After` (an expensive one after waiting up to a second).
+   * 0 = no admission control. @defaultValue `100000` (about a second of work)
+   */
+  ADMISSION_BUDGET: Type.Integer({ default: 100_000, minimum: 0 }),
+  /**
+   * With API keys: the share of `ADMISSION_BUDGET`, and of its expensive part, one key's requests
+   * may hold at once; past it the key gets 429 `RANKD_KEY_SHARE_EXCEEDED` (a key with nothing in
+   * flight is always let in). 1 = no per-key limit. @defaultValue `1`
+   */
+  ADMISSION_KEY_SHARE: Type.Number({ default: 1, exclusiveMinimum: 0, maximum: 1 }),
 });
 
 /**

@@ -114,6 +114,25 @@ export const ErrorCode = {
   CLI_FAILED: 'RANKD_CLI_FAILED',
   /** An unexpected failure: always a bug in rankd or the app (HTTP 500). */
   INTERNAL: 'RANKD_INTERNAL',
+
+  // Admission control and safe defaults.
+  /**
+   * The server is busy with expensive work (or its event loop lags) and did not start this
+   * expensive request within a second; or the work in flight reached `ADMISSION_BUDGET` (HTTP 503,
+   * with `Retry-After`). Nothing was written. docs/reference/configuration.md, "Admission control".
+   */
+  OVERLOADED: 'RANKD_OVERLOADED',
+  /**
+   * The API key of the request already holds its share (`ADMISSION_KEY_SHARE`) of the work in
+   * flight (HTTP 429, with `Retry-After`). Nothing was written.
+   */
+  KEY_SHARE_EXCEEDED: 'RANKD_KEY_SHARE_EXCEEDED',
+  /**
+   * A route that changes data or the running server (uploads, deletes, admin routes), called from
+   * another machine while no API key is set (HTTP 403): the message names `API_KEYS` and
+   * `ADMIN_API_KEYS`. Nothing was written.
+   */
+  LOOPBACK_ONLY: 'RANKD_LOOPBACK_ONLY',
 } as const;
 
 /**
@@ -713,7 +732,7 @@ export class ModelInvalidError extends RankdError {
   }
 }
 
-// --- A Redis Cluster's own cluster-node-timeout in the advice; no master serving (issue 28) ---
+// --- A Redis Cluster's own cluster-node-timeout in the advice; no master serving ---
 
 /**
  * What a cluster node's outage means and what to do, quoting the cluster's `cluster-node-timeout`
@@ -769,5 +788,56 @@ export class ClusterDownError extends RedisUnavailableError {
       `No master of the Redis Cluster serves keys now: ${why}; nothing can be read or written until one does. ${advice}`;
     this.message = message(reason);
     this.publicMessage = message(withoutAddresses(reason, hostsOf(seeds)));
+  }
+}
+
+/**
+ * Refused by admission control: the server is busy (503) or the request's key holds its share of
+ * the work in flight (429). The response carries `Retry-After` (whole seconds).
+ *
+ * @example
+ * ```ts
+ * import { OverloadedError } from 'rankd';
+ *
+ * const error = new OverloadedError('The server is busy with expensive requests', 2);
+ * console.log(error.statusCode, error.headers); // 503 { 'retry-after': '2' }
+ * ```
+ */
+export class OverloadedError extends RankdError {
+  /** Seconds after which a retry may succeed (the `Retry-After` header). */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, perKey = false) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super(
+      perKey ? ErrorCode.KEY_SHARE_EXCEEDED : ErrorCode.OVERLOADED,
+      perKey ? 429 : 503,
+      `${message}; nothing was written. Retry after ${seconds} s (Retry-After).`,
+      { headers: { 'retry-after': String(seconds) } },
+    );
+    this.retryAfterSeconds = seconds;
+  }
+}
+
+/**
+ * A route that changes data or the running server, called from another machine while no API key
+ * is set: out of the box only this machine may write (HTTP 403).
+ *
+ * @example
+ * ```ts
+ * import { LoopbackOnlyError } from 'rankd';
+ *
+ * console.log(new LoopbackOnlyError().message); // names API_KEYS and ADMIN_API_KEYS
+ * ```
+ */
+export class LoopbackOnlyError extends RankdError {
+  constructor() {
+    super(
+      ErrorCode.LOOPBACK_ONLY,
+      403,
+      'This route changes data or the running server, and while no API key is set only clients on the ' +
+        "server's own machine (loopback) may call it. To call it from other machines, set ADMIN_API_KEYS " +
+        '(and API_KEYS) and send a key as `x-api-key: <key>` or `Authorization: Bearer <key>`.',
+    );
   }
 }

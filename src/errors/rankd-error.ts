@@ -61,6 +61,8 @@ export class RankdError extends Error {
    * `message`, which operators need. Undefined when `message` names no address.
    */
   readonly publicMessage: string | undefined;
+  /** Response headers the answer carries (e.g. `retry-after`), lower-case names. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(
     code: string,
@@ -71,6 +73,7 @@ export class RankdError extends Error {
       problems?: readonly FieldProblem[];
       extra?: Readonly<Record<string, unknown>>;
       publicMessage?: string;
+      headers?: Readonly<Record<string, string>>;
     },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
@@ -80,5 +83,6 @@ export class RankdError extends Error {
     this.problems = options?.problems;
     this.extra = options?.extra;
     this.publicMessage = options?.publicMessage;
+    this.headers = options?.headers;
   }
 }

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
@@ -15,6 +16,7 @@ import {
 import { RankdMetrics } from '../observability/metrics.js';
 import { RequestTracing, type SpanExporterLike } from '../observability/tracing.js';
 import { installAccessControl } from './access.js';
+import { installAdmission } from './admission.js';
 import { bodyValidatorCompiler } from './body-validator.js';
 import { registerDocs } from './docs.js';
 import { handleClientError, handleFrameworkError, installErrorHandling } from './error-handler.js';
@@ -33,6 +35,7 @@ import { registerFeatureUploadRoute } from './routes/features-upload.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerModelReloadRoute } from './routes/models-reload.js';
 import { registerPipelineRoutes } from './routes/pipeline-routes.js';
+import { installSecurityHeaders } from './security-headers.js';
 import type { Services } from './services.js';
 import { reportUnknownFields } from './unknown-fields.js';
 
@@ -195,10 +198,16 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
       config.METRICS_PORT === undefined ? { access: config.METRICS_ACCESS } : 'elsewhere',
     );
   tracing?.install(server);
-  installErrorHandling(server, { exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS });
+  installErrorHandling(server, {
+    exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
+    files: config.EVENTS_SINK === 'file' ? [resolve(config.EVENTS_FILE)] : [],
+  });
+  installSecurityHeaders(server);
   // Before access control: a request without Host is refused as malformed, whatever its key.
   installHttpLimits(server, config);
   installAccessControl(server, config);
+  // After access control (it knows the key, for per-key limits), before the routes.
+  installAdmission(server, config, metrics);
   await registerDocs(server, app.name);
   try {
     // The app's plugins, hooks and routes: after what every route must have (access control, error

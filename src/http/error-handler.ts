@@ -8,6 +8,7 @@ import {
   RankdError,
   type SchemaError,
 } from '../errors/index.js';
+import { withoutAbsolutePaths } from './shown-path.js';
 
 /** The JSON body of every error response (a few errors add fields, e.g. `written_ids`). */
 export interface ErrorBody {
@@ -19,6 +20,8 @@ export interface ErrorBody {
 interface Mapped {
   status: number;
   body: ErrorBody;
+  /** Headers the answer carries besides the content type (e.g. `retry-after`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Fastify's own request errors, by code: what status and catalogue code each becomes. */
@@ -53,6 +56,11 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail?: st
 export interface ErrorResponseOptions {
   /** Answer messages that name Redis's address as they are (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
   readonly exposeRedisAddress?: boolean;
+  /**
+   * Files of the server a message may name (the event file), shown by name alone when outside the
+   * app's directory; paths inside it are shown relative to it anyway. @defaultValue none
+   */
+  readonly files?: readonly string[];
 }
 
 /**
@@ -63,10 +71,15 @@ export interface ErrorResponseOptions {
  */
 export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): Mapped {
   if (error instanceof RankdError) {
-    const message = options.exposeRedisAddress ? error.message : (error.publicMessage ?? error.message);
+    // Never an absolute path (a model or event file's): the server's layout is no caller's business.
+    const message = withoutAbsolutePaths(
+      options.exposeRedisAddress ? error.message : (error.publicMessage ?? error.message),
+      options.files,
+    );
     return {
       status: error.statusCode,
       body: { detail: error.problems ?? message, error_code: error.code, ...error.extra },
+      ...(error.headers === undefined ? {} : { headers: error.headers }),
     };
   }
   // `throw null` and `throw undefined` reach here too: they are internal errors like any other.
@@ -230,7 +243,7 @@ function sendError(
   reply: FastifyReply,
   options: ErrorResponseOptions = {},
 ): FastifyReply {
-  const { status, body } = toErrorResponse(error, options);
+  const { status, body, headers } = toErrorResponse(error, options);
   // A Redis outage answers every request with 503: one line each, not a stack trace each. The
   // line has the whole message, the address included, whatever the response may say.
   if (status === 503)
@@ -242,6 +255,7 @@ function sendError(
   else request.log.info({ status, error_code: body.error_code }, 'request rejected');
   // As for the requests Node's parser refuses: a client that sends no Host is not to be trusted with the next one.
   if (body.error_code === ErrorCode.MALFORMED_REQUEST) reply.header('connection', 'close');
+  if (headers !== undefined) reply.headers(headers);
   return reply.code(status).type('application/json; charset=utf-8').send(body);
 }
 

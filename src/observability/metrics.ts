@@ -50,6 +50,28 @@ export interface EventCounts {
   readonly pending?: number;
 }
 
+/**
+ * What admission control reports at each scrape (src/http/admission-control.ts).
+ *
+ * @example
+ * ```ts
+ * import type { AdmissionCounts } from 'rankd';
+ *
+ * const now: AdmissionCounts = { cheapCost: 250, expensiveCost: 11_530, waiting: 3, loopDelayMs: 12 };
+ * console.log(now.expensiveCost > now.cheapCost);
+ * ```
+ */
+export interface AdmissionCounts {
+  /** Cost of the cheap requests in flight. */
+  readonly cheapCost: number;
+  /** Cost of the expensive requests in flight. */
+  readonly expensiveCost: number;
+  /** Expensive requests waiting for room. */
+  readonly waiting: number;
+  /** The event loop's recent delay, in ms. */
+  readonly loopDelayMs: number;
+}
+
 /** Latency and count of one route, by method and status; made once per route when it is registered. */
 export class HttpRouteMetrics {
   readonly #histogram: FastHistogram;
@@ -394,6 +416,55 @@ export class RankdMetrics {
       });
     }
     return metrics;
+  }
+
+  // Admission control (src/http/admission-control.ts).
+  /**
+   * The admission control metrics: `rankd_requests_shed_total` by reason (each of `reasons` at zero
+   * from the start), and, read at each scrape from `stats`, `rankd_admission_cost_in_flight` by
+   * class, `rankd_admission_waiting` and `rankd_admission_loop_delay_seconds`. Returns what counts
+   * one refusal.
+   */
+  registerAdmission(reasons: readonly string[], stats: () => AdmissionCounts): (reason: string) => void {
+    const registry = this.registry;
+    const shed = new Counter({
+      name: 'rankd_requests_shed_total',
+      help:
+        'Requests refused by admission control, by reason: budget (ADMISSION_BUDGET full), expensive_wait (an ' +
+        'expensive request found no room within a second), loop_delay (the event loop lagged), key_share (429)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    });
+    const byReason = new Map(reasons.map((reason) => [reason, shed.labels(reason)]));
+    for (const child of byReason.values()) child.inc(0);
+    new Gauge({
+      name: 'rankd_admission_cost_in_flight',
+      help: 'Cost of the requests in flight (units of about 10 µs of work), by class: cheap or expensive',
+      labelNames: ['class'] as const,
+      registers: [registry],
+      collect: function (this: Gauge<'class'>) {
+        const now = stats();
+        this.labels('cheap').set(now.cheapCost);
+        this.labels('expensive').set(now.expensiveCost);
+      },
+    });
+    new Gauge({
+      name: 'rankd_admission_waiting',
+      help: 'Expensive requests waiting for room',
+      registers: [registry],
+      collect: function (this: Gauge) {
+        this.set(stats().waiting);
+      },
+    });
+    new Gauge({
+      name: 'rankd_admission_loop_delay_seconds',
+      help: 'The longest the event loop made a timer wait in the last quarter second (admission control holds expensive requests above 0.1 s); summed over workers',
+      registers: [registry],
+      collect: function (this: Gauge) {
+        this.set(stats().loopDelayMs / 1000);
+      },
+    });
+    return (reason) => (byReason.get(reason) ?? shed.labels(reason)).inc();
   }
 
   /** Stops listening to model reloads (the server is closing). */

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import Type, { type Static } from 'typebox';
 import type { RankdApp } from '../../app/define-app.js';
 import { entityTypeOf, entityTypeSchema } from '../schemas/entities.js';
+import { CONSOLE_HEADERS } from '../security-headers.js';
 import type { Services } from '../services.js';
 
 /**
@@ -78,7 +79,17 @@ const SAMPLE_IDS = 10;
  */
 export function registerConsoleRoutes(server: FastifyInstance, { app, index }: Services): void {
   let assets: ReadonlyMap<string, Asset> | undefined;
-  const hidden = { schema: { hide: true }, config: { access: 'public' as const } };
+  // Every console response, answered or refused (onSend runs for errors too): the page's own policy.
+  const onSend = (
+    _request: unknown,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (e: null, p: unknown) => void,
+  ) => {
+    reply.headers(CONSOLE_HEADERS);
+    done(null, payload);
+  };
+  const hidden = { schema: { hide: true }, config: { access: 'public' as const }, onSend };
   const page = async (_request: unknown, reply: FastifyReply) => {
     assets ??= readAssets();
     const index = assets.get('index.html');
@@ -89,11 +100,11 @@ export function registerConsoleRoutes(server: FastifyInstance, { app, index }: S
   };
   server.get('/console', hidden, page);
   server.get('/console/', hidden, page);
-  server.get('/console/app.json', { schema: { hide: true } }, async () => consoleMetadata(app));
+  server.get('/console/app.json', { schema: { hide: true }, onSend }, async () => consoleMetadata(app));
   const sample = Type.Object({ entity_type: entityTypeSchema(app) }, { additionalProperties: false });
   server.get<{ Querystring: Static<typeof sample> }>(
     '/console/sample-ids',
-    { schema: { hide: true, querystring: sample } },
+    { schema: { hide: true, querystring: sample }, onSend },
     async (request) => {
       const type = entityTypeOf(app, request.query.entity_type);
       return { entity_type: type.name, ids: await index.sampleIds(type, SAMPLE_IDS) };

@@ -45,6 +45,7 @@ export function registerEntityDeleteRoutes(server: FastifyInstance, { app, confi
     server.post<{ Body: Static<typeof body> }>(
       path,
       {
+        config: { access: 'write' },
         schema: {
           operationId,
           summary,
@@ -53,7 +54,7 @@ export function registerEntityDeleteRoutes(server: FastifyInstance, { app, confi
             'answers 503 `RANKD_PARTIAL_WRITE` naming the ids done and not). Ids that did not exist are not an error.',
           tags: ['index'],
           body,
-          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS, 403) },
         },
       },
       async (request) => {

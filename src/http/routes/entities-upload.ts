@@ -59,6 +59,7 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
       '/api/v1/entities/upload',
       {
         ...(config.FAST_PATHS ? { validatorCompiler: passingScanned(scope, ScannedUpload) } : {}),
+        config: { access: 'write' },
         schema: {
           operationId: 'IndexUploadComponent_api_v1_entities_upload_post',
           summary: 'Create or replace entities in the index',
@@ -69,7 +70,7 @@ export function registerEntityUploadRoute(server: FastifyInstance, { app, config
             '503 `RANKD_PARTIAL_WRITE` with `written_ids` and `failed_ids`.',
           tags: ['index'],
           body,
-          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+          response: { 200: response, ...errorResponses(...JSON_POST_ERRORS, 403) },
         },
       },
       async (request, reply) => {

@@ -33,6 +33,7 @@ export function registerFeatureDeleteRoute(
   server.post<{ Body: Static<typeof body> }>(
     '/api/v1/features/delete',
     {
+      config: { access: 'write' },
       schema: {
         operationId: 'features_delete',
         summary: 'Delete feature rows of one view',
@@ -41,7 +42,7 @@ export function registerFeatureDeleteRoute(
           'naming the rows done and not). Other views of the same entities are untouched.',
         tags: ['features'],
         body,
-        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS, 403) },
       },
     },
     async (request) => {

@@ -48,6 +48,7 @@ export function registerFeatureUploadRoute(
   server.post<{ Body: Static<typeof body> }>(
     '/api/v1/features/upload',
     {
+      config: { access: 'write' },
       schema: {
         operationId: 'features_upload',
         summary: 'Write feature rows of one view',
@@ -58,7 +59,7 @@ export function registerFeatureUploadRoute(
           '`RANKD_PARTIAL_WRITE` with `written_ids` and `failed_ids`.',
         tags: ['features'],
         body,
-        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS) },
+        response: { 200: response, ...errorResponses(...JSON_POST_ERRORS, 403) },
       },
     },
     async (request) => {

@@ -3,6 +3,7 @@ import Type, { type Static } from 'typebox';
 import { reloadModels } from '../../app/reload-models.js';
 import { errorResponses, JSON_POST_ERRORS } from '../schemas/error-body.js';
 import type { Services } from '../services.js';
+import { shownPath, withoutAbsolutePaths } from '../shown-path.js';
 
 const ReloadRequest = Type.Object(
   {
@@ -20,7 +21,11 @@ const ReloadResponse = Type.Object(
       Type.Object(
         {
           name: Type.String(),
-          file: Type.String({ description: 'Absolute path of the model file' }),
+          file: Type.String({
+            description:
+              "The model file, relative to the app's directory (by its name alone when outside it): " +
+              'answers never show absolute paths',
+          }),
           status: Type.Union([Type.Literal('reloaded'), Type.Literal('failed'), Type.Literal('unchanged')], {
             description:
               '`reloaded`: the new file serves; `unchanged`: the file has the bytes already loaded; ' +
@@ -64,6 +69,12 @@ export function registerModelReloadRoute(server: FastifyInstance, { app }: Servi
         response: { 200: ReloadResponse, ...errorResponses(...JSON_POST_ERRORS, 403, 404) },
       },
     },
-    async (request) => ({ models: await reloadModels(app, request.body.model) }),
+    async (request) => ({
+      models: (await reloadModels(app, request.body.model)).map((result) => ({
+        ...result,
+        file: shownPath(result.file),
+        ...(result.error === undefined ? {} : { error: withoutAbsolutePaths(result.error, [result.file]) }),
+      })),
+    }),
   );
 }

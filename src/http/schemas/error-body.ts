@@ -41,12 +41,13 @@ export const ErrorBodySchema = Type.Object(
 const descriptions: Record<number, string> = {
   400: 'Malformed request (for example, invalid JSON)',
   401: 'Missing or unknown API key',
-  403: 'The API key lacks the admin right',
+  403: 'The API key lacks the admin right, or (`RANKD_LOOPBACK_ONLY`) a route that changes data called from another machine while no API key is set',
   404: 'No such resource; the message says what exists',
   413: 'Body larger than BODY_LIMIT',
   415: 'Body is not application/json',
   422: 'The body does not match the schema; `detail` lists each problem',
-  503: 'Redis is not reachable (the message says what to do), or on a Redis Cluster a write reached only some nodes (`RANKD_PARTIAL_WRITE`: `written_ids` and `failed_ids` say which)',
+  429: "The API key holds its share of the server's work in flight (`RANKD_KEY_SHARE_EXCEEDED`); retry after `Retry-After` seconds",
+  503: 'Redis is not reachable (the message says what to do), or on a Redis Cluster a write reached only some nodes (`RANKD_PARTIAL_WRITE`: `written_ids` and `failed_ids` say which), or the server is too busy (`RANKD_OVERLOADED`: retry after `Retry-After` seconds)',
 };
 
 /** Error responses for a route's OpenAPI entry, by status. */
@@ -62,4 +63,4 @@ export function errorResponses(...statuses: number[]): Record<number, typeof Err
 }
 
 /** The error statuses every JSON POST route can answer with. */
-export const JSON_POST_ERRORS = [400, 401, 413, 415, 422, 503] as const;
+export const JSON_POST_ERRORS = [400, 401, 413, 415, 422, 429, 503] as const;
