@@ -44,7 +44,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rankd-export-test-'));
   writeFileSync(join(dir, '.env'), `REDIS_URL=${redis.url}\nPROJECT_NAME=${PROJECT}\n`);
   // Two servers on one stream: one samples every request's features, the other none.
-  sampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT, EVENTS_FEATURE_SAMPLE_RATE: '1' })).server;
+  sampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT, EVENTS_FEATURES: 'all' })).server;
   unsampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT })).server;
   const served = async (server: FastifyInstance, id: string, ids: string[]) => {
     assert.equal((await rank(server, id, ids)).status, 200);
@@ -243,9 +243,8 @@ describe('from an event file (EVENTS_SINK=file)', () => {
     const file = join(dir, 'events.jsonl');
     const { server } = await eventsServer(redis, {
       PROJECT_NAME: 'filesink',
-      EVENTS_SINK: 'file',
-      EVENTS_FILE: file,
-      EVENTS_FEATURE_SAMPLE_RATE: '1',
+      EVENTS_SINK: `file:${file}`,
+      EVENTS_FEATURES: 'all',
     });
     try {
       assert.equal((await rank(server, 'file-1', ['p02', 'p05'])).status, 200);

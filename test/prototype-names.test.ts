@@ -83,8 +83,8 @@ before(async () => {
       ...(redis.clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
       LOG_LEVEL: 'silent',
       PROJECT_NAME: TEMPLATE_PROJECT,
-      EVENTS_FLUSH_INTERVAL_MS: '60000',
     }),
+    eventBuffering: { flushIntervalMs: 60_000 },
   })) as unknown as FastifyInstance;
   assert.ok(await template.rankd.redis.waitUntilReady(5000));
   events = (await eventsServer(redis, { PROJECT_NAME: 'protoevents' })).server;

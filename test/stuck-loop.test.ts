@@ -3,7 +3,7 @@
  * one process ends itself (the loop watchdog, LOOP_BLOCK_TIMEOUT_MS) with a fatal line naming the
  * request, SIGTERM included (its handler cannot run then); with `--workers 2` the stuck worker is
  * replaced, by its own watchdog or, with that off, by the primary's heartbeat
- * (WORKER_HEARTBEAT_TIMEOUT_MS), and the service answers again. Loading models for longer than
+ * (three times SHUTDOWN_TIMEOUT_MS), and the service answers again. Loading models for longer than
  * either timeout does not count as stuck.
  *
  * The CLI runs from source through tsx on test/fixtures/stuck-loop/app.ts, whose model spins
@@ -209,7 +209,8 @@ describe('rankd run --workers 2 with a request that blocks a worker', () => {
         {
           REDIS_URL: redis.url,
           LOOP_BLOCK_TIMEOUT_MS: '0',
-          WORKER_HEARTBEAT_TIMEOUT_MS: '1500',
+          // The heartbeat's limit is three drain periods: 1.5 s.
+          SHUTDOWN_TIMEOUT_MS: '500',
           STUCK_FIXTURE_LOAD_MS: '2500',
         },
         ['--workers', '2'],
@@ -221,7 +222,7 @@ describe('rankd run --workers 2 with a request that blocks a worker', () => {
       const stuck = Number((await service.waitFor(/stuck model: blocking pid (\d+)/, 30_000, from))[1]);
       await service.waitFor(
         new RegExp(
-          `worker \\d+ \\(pid ${stuck}\\) has not answered heartbeats for [\\d.]+ s \\(WORKER_HEARTBEAT_TIMEOUT_MS=1500\\)`,
+          `worker \\d+ \\(pid ${stuck}\\) has not answered heartbeats for [\\d.]+ s \\(the limit: 1500 ms, three times SHUTDOWN_TIMEOUT_MS\\)`,
         ),
         HANG_GUARD_MS,
         from,

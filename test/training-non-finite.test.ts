@@ -160,7 +160,7 @@ describe('the rows rankd train uses', () => {
     assert.deepEqual(skipped.reasons(), [
       ['logged without m:b (by an earlier model or feature set)', 2],
       ['past the 100 impressions a request shows', 2],
-      ['logged without features (EVENTS_SHOWN_FEATURES was false)', 1],
+      ['logged without features (EVENTS_FEATURES was off)', 1],
     ]);
   });
 

@@ -83,7 +83,7 @@ export function checkTrainingRows(
   const logged = rows.filter((row) => row.features !== null);
   if (logged.length === 0)
     throw new TrainingDataError(
-      `no features: the impressions in ${what} carry no logged features (EVENTS_SHOWN_FEATURES=true logs them)`,
+      `no features: the impressions in ${what} carry no logged features (EVENTS_FEATURES=shown, the default, logs them)`,
     );
   for (const name of features) {
     if (!logged.some((row) => Object.hasOwn(row.features ?? {}, name)))
@@ -117,7 +117,7 @@ export function usableRows(
   let lacking = 0;
   for (const row of rows) {
     if (row.features === null) {
-      skipped.add('logged without features (EVENTS_SHOWN_FEATURES was false)');
+      skipped.add('logged without features (EVENTS_FEATURES was off)');
       continue;
     }
     const logged = row.features;

@@ -31,7 +31,7 @@ export async function openEventSource(
     return { source: fileEvents(resolve(cwd, input), sinceMs, untilMs, options), close: async () => {} };
   const redis = eventRedisOf(config);
   const close = () => redis.close();
-  if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+  if (!(await redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000))) {
     await close();
     throw new CliError(
       `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,

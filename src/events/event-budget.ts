@@ -63,7 +63,7 @@ export function budgetSentence(budget: EventBudget, capBytes: number, share: num
     case 'share':
       return (
         `the event stream keeps to ${mebibytes(budget.bytes)}, ${Math.round(share * 100)}% of its Redis's maxmemory ` +
-        `(${max}; EVENTS_MAXMEMORY_SHARE)` +
+        `(${max}; ${share < 1 ? 'a Redis of its own, EVENTS_REDIS_URL, gets all of it' : 'its own Redis'})` +
         (capBytes > 0
           ? `: EVENTS_STREAM_MAX_BYTES (${mebibytes(capBytes)}) does not fit in it`
           : ': EVENTS_STREAM_MAX_BYTES is 0 (no byte cap)')

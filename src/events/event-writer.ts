@@ -1,6 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import { ErrorReply } from '@redis/client';
-import { EventSinkUnavailableError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
+import { EventSinkUnavailableError, RedisOutOfMemoryError } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { budgetSentence, type EventBudget, eventBudget } from './event-budget.js';
 import { type EventRecord, recordFields, recordJson } from './event-record.js';
@@ -15,22 +14,16 @@ export interface EventWriter {
   close(): Promise<void>;
 }
 
-/** The caps of the event stream (`EVENTS_STREAM_MAXLEN`, `EVENTS_STREAM_MAX_BYTES`, `EVENTS_STREAM_MAX_AGE_MS`). */
+/** The event stream's budget (`EVENTS_STREAM_MAX_BYTES`, within its share of `maxmemory`). */
 export interface StreamCaps {
-  /** About how many events the stream keeps. */
-  readonly maxEvents: number;
   /** About how many bytes of Redis memory the stream may take; 0 = no byte cap. */
   readonly maxBytes: number;
-  /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
-  readonly maxAgeMs: number;
-  /** Share of its Redis's `maxmemory` the stream may take (`EVENTS_MAXMEMORY_SHARE`). */
+  /** Share of its Redis's `maxmemory` the stream may take. */
   readonly maxmemoryShare: number;
 }
 
 /** What a stream writer tells its owner (the server logs it). */
 export interface StreamWriterEvents {
-  /** The Redis refuses `XTRIM MINID` (older than 6.2): the age cap is off. */
-  onAgeTrimFailure?(error: unknown): void;
   /** The budget was read for the first time, or Redis's `maxmemory` or what bounds the stream changed. */
   onBudget?(budget: EventBudget): void;
 }
@@ -53,8 +46,8 @@ export class EventBudgetFullError extends EventSinkUnavailableError {
 const MEASURE_EVERY_ENTRIES = 1000;
 /** Longest time between two measurements of the stream's bytes and its Redis's memory. */
 const MEASURE_EVERY_MS = 10_000;
-/** Shortest time between two age trims: `XTRIM MINID ~` only removes whole nodes anyway. */
-const AGE_TRIM_EVERY_MS = 1000;
+/** `MAXLEN ~` when nothing bounds the stream (no byte cap and no `maxmemory`). */
+const UNBOUNDED_ENTRIES = Number.MAX_SAFE_INTEGER;
 /**
  * Redis bytes per character of an entry's field values, before the first measurement: listpack
  * and node overhead on top of the text, 1.06 (all default kinds) to 1.19 (IMPRESSION and MODEL
@@ -67,12 +60,10 @@ const ESTIMATED_OVERHEAD = 1.25;
  * its connection, so event batches never queue behind (or in front of) a request's reads on the
  * server's connection.
  *
- * Caps, the tightest wins: `EVENTS_STREAM_MAXLEN` counts events, converted to entries with the
- * mean events per record written so far; the byte budget (see {@link eventBudget}: the byte cap,
- * the share of `maxmemory`, and what the index leaves) is converted to entries with the stream's
- * measured bytes per entry (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is
- * ready, before the first write, then every 1000 entries or 10 s); both become XADD's `MAXLEN ~`.
- * The age cap is an `XTRIM MINID ~` at most once a second.
+ * One budget: the byte budget (see {@link eventBudget}: the byte cap, the share of `maxmemory`,
+ * and what the index leaves) is converted to entries with the stream's measured bytes per entry
+ * (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is ready, before the first
+ * write, then every 1000 entries or 10 s), XADD's `MAXLEN ~`.
  *
  * A budget too small for one entry (Redis near its `maxmemory` with other data) trims the stream
  * and refuses the batch ({@link EventBudgetFullError}); it is read again before each write until
@@ -88,14 +79,11 @@ export class RedisStreamWriter implements EventWriter {
   readonly #caps: StreamCaps;
   readonly #listeners: StreamWriterEvents;
   #records = 0;
-  #events = 0;
   /** Characters of the field values written, for the estimate before a measurement. */
   #chars = 0;
   #bytesPerEntry: number | undefined;
   #entriesSinceMeasure = 0;
   #measuredAt = 0;
-  #ageTrimmedAt = 0;
-  #ageTrimBroken = false;
   #budget: EventBudget;
   /** The last write found no room: the budget is read again before the next. */
   #full = false;
@@ -128,12 +116,9 @@ export class RedisStreamWriter implements EventWriter {
     await this.#measure(Date.now());
   }
 
-  /** The `MAXLEN ~` of the next write: the tighter of the event cap and the byte budget, in entries (0: none fits). */
+  /** The `MAXLEN ~` of the next write: the byte budget in entries (0: none fits). */
   get maxEntries(): number {
-    let cap =
-      this.#events === 0
-        ? this.#caps.maxEvents
-        : Math.ceil((this.#caps.maxEvents * this.#records) / this.#events);
+    let cap = UNBOUNDED_ENTRIES;
     const perEntry =
       this.#bytesPerEntry ??
       (this.#records === 0 ? undefined : (ESTIMATED_OVERHEAD * this.#chars) / this.#records);
@@ -146,7 +131,6 @@ export class RedisStreamWriter implements EventWriter {
   async write(records: readonly EventRecord[]): Promise<void> {
     if (records.length === 0) return;
     const entries = records.map(recordFields);
-    for (const record of records) this.#events += record.count;
     for (const fields of entries)
       for (let i = 1; i < fields.length; i += 2) this.#chars += (fields[i] as string).length;
     this.#records += records.length;
@@ -155,7 +139,7 @@ export class RedisStreamWriter implements EventWriter {
     if (maxEntries < 1) {
       // No room for one entry: give back what the stream holds, then refuse (trimmed first, then dropped).
       this.#full = true;
-      await this.#trim(0, Date.now());
+      await this.#trim(0);
       throw new EventBudgetFullError(
         budgetSentence(this.#budget, this.#caps.maxBytes, this.#caps.maxmemoryShare),
       );
@@ -168,7 +152,7 @@ export class RedisStreamWriter implements EventWriter {
       // The stream may be what filled Redis (its cap not yet measured, or just lowered): XTRIM is
       // allowed when XADD is not. A stream already within its cap frees nothing: the batch is
       // dropped, and the budget read again before the next (the index may have taken the room).
-      const freed = await this.#trim(maxEntries, Date.now());
+      const freed = await this.#trim(maxEntries);
       if (freed === 0) {
         this.#full = true;
         throw error;
@@ -177,8 +161,6 @@ export class RedisStreamWriter implements EventWriter {
     }
     this.#entriesSinceMeasure += records.length;
     const now = Date.now();
-    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken && now - this.#ageTrimmedAt >= AGE_TRIM_EVERY_MS)
-      await this.#trimByAge(now);
     if (
       this.#bytesPerEntry === undefined ||
       this.#entriesSinceMeasure >= Math.min(MEASURE_EVERY_ENTRIES, Math.ceil(maxEntries / 10)) ||
@@ -191,31 +173,9 @@ export class RedisStreamWriter implements EventWriter {
     return this.#redis.close();
   }
 
-  /** Trims to `maxEntries` and by age; how many entries went. Failures count as nothing freed. */
-  async #trim(maxEntries: number, now: number): Promise<number> {
-    let freed = await this.#redis.trimStream(this.#key, 'MAXLEN', String(maxEntries)).catch(() => 0);
-    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken) freed += await this.#trimByAge(now);
-    return freed;
-  }
-
-  /** `XTRIM MINID ~ <now − age>`; a Redis older than 6.2 refuses MINID: the age cap is then off, said once. */
-  async #trimByAge(now: number): Promise<number> {
-    this.#ageTrimmedAt = now;
-    try {
-      return await this.#redis.trimStream(this.#key, 'MINID', String(Math.max(0, now - this.#caps.maxAgeMs)));
-    } catch (error) {
-      // Only the refusal of MINID itself (`ERR syntax error` before 6.2) turns the cap off; a
-      // timeout or an outage is tried again on the next write.
-      if (
-        error instanceof RedisUnavailableError &&
-        error.cause instanceof ErrorReply &&
-        /syntax error/i.test(error.cause.message)
-      ) {
-        this.#ageTrimBroken = true;
-        this.#listeners.onAgeTrimFailure?.(error.cause);
-      }
-      return 0;
-    }
+  /** Trims to `maxEntries`; how many entries went. Failures count as nothing freed. */
+  #trim(maxEntries: number): Promise<number> {
+    return this.#redis.trimStream(this.#key, 'MAXLEN', String(maxEntries)).catch(() => 0);
   }
 
   /**

@@ -78,12 +78,12 @@ export const SHADOW = 'SHADOW';
 
 /**
  * One event per request: the model's inputs for each candidate shown and the features of the
- * request's own entities (`EVENTS_SHOWN_FEATURES`), as rows of values under one list of names.
+ * request's own entities (`EVENTS_FEATURES=shown`), as rows of values under one list of names.
  */
 export const FEATURE_ROWS = 'FEATURE_ROWS';
 
 /**
- * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURE_SAMPLE_RATE`.
+ * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURES`.
  * Built once per server; per request it only draws whether FEATURE events are sampled.
  */
 export class EventPolicy {
@@ -95,7 +95,7 @@ export class EventPolicy {
   readonly #random: () => number;
 
   /**
-   * `shownFeatures` (`EVENTS_SHOWN_FEATURES`): every request sends a {@link FEATURE_ROWS} event, the
+   * `shownFeatures` (`EVENTS_FEATURES=shown`): every request sends a {@link FEATURE_ROWS} event, the
    * shown candidates' inputs (training data); `featureSampleRate` samples the per-value FEATURE
    * events of all candidates. Nothing is sent without a kind.
    */

@@ -128,18 +128,13 @@ function messageOf(error: Partial<FastifyError>): string {
 
 /**
  * An error Node's HTTP server reports on a connection (`clientError`): a parser error (`HPE_*`, with
- * llhttp's `reason`), a request timeout, a socket error, or {@link BODY_IDLE_TIMEOUT}.
+ * llhttp's `reason`), a request timeout, a socket error, or the body idle timer's
+ * `RANKD_REQUEST_TIMEOUT` (http-limits.ts).
  */
 export interface ClientError extends Error {
   code?: string;
   reason?: string;
 }
-
-/**
- * The code of the error the body idle timer (`BODY_IDLE_TIMEOUT_MS`, http-limits.ts) reports as a
- * client error. Not a catalogue code: it never leaves the process.
- */
-export const BODY_IDLE_TIMEOUT = 'ERR_RANKD_BODY_IDLE_TIMEOUT';
 
 /**
  * What a client error becomes, or undefined for a socket error (a reset, a broken pipe): nobody is
@@ -153,16 +148,16 @@ export function clientErrorResponse(error: ClientError): Mapped | undefined {
       body: {
         // Node does not say which of its two timeouts expired.
         detail:
-          'The request did not arrive in time (its headers within HEADERS_TIMEOUT_MS, all of it within REQUEST_TIMEOUT_MS); the connection is closed',
+          'The request did not arrive in time (its headers within a sixth of REQUEST_TIMEOUT_MS, all of it within REQUEST_TIMEOUT_MS); the connection is closed',
         error_code: ErrorCode.REQUEST_TIMEOUT,
       },
     };
-  if (code === BODY_IDLE_TIMEOUT)
+  if (code === ErrorCode.REQUEST_TIMEOUT)
     return {
       status: 408,
       body: {
         detail:
-          'The request body stopped arriving (nothing for BODY_IDLE_TIMEOUT_MS); the connection is closed',
+          'The request body stopped arriving (nothing for a sixth of REQUEST_TIMEOUT_MS); the connection is closed',
         error_code: ErrorCode.REQUEST_TIMEOUT,
       },
     };

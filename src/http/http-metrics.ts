@@ -13,7 +13,7 @@ import { docLink } from './openapi-document.js';
 /** The route label of requests no route matched (404s): one series, whatever the URL. */
 export const UNKNOWN_ROUTE = 'unknown';
 
-/** Where `GET /metrics` is served: on this server, to whom; or not here (`METRICS_PORT`). */
+/** Where `GET /metrics` is served: on this server, to whom; or not here (a port of its own in `METRICS_ACCESS`). */
 export type MetricsRoute = { readonly access: RouteAccess } | 'elsewhere';
 
 /**

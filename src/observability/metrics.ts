@@ -150,7 +150,7 @@ export async function renderSummed(
  * import app from './pipelines/main.js';
  *
  * const server = await buildServer({ app });
- * // The Prometheus text /metrics serves; undefined with METRICS_ENABLED=false.
+ * // The Prometheus text /metrics serves; undefined with METRICS_ACCESS=off.
  * const metrics = server.rankd.metrics;
  * if (metrics) console.log(await metrics.render());
  * ```

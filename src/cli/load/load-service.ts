@@ -112,7 +112,7 @@ export async function loadFile<D>(
   const stores = createStores(config);
   try {
     // A dry run never connects: it can check a file on a machine without Redis.
-    if (!options.dryRun && !(await stores.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+    if (!options.dryRun && !(await stores.redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000))) {
       throw new CliError(
         `Redis at ${stores.redis.address} is not answering; start it with \`rankd redis\` or point REDIS_URL at one (nothing was loaded)`,
         ErrorCode.REDIS_UNAVAILABLE,

@@ -25,7 +25,7 @@ export interface ShutdownMessage {
   rankd: 'shutdown';
 }
 
-/** From the primary: send your metrics (a scrape of `METRICS_PORT`, which the primary serves). */
+/** From the primary: send your metrics (a scrape of the `METRICS_ACCESS` port, which the primary serves). */
 export interface MetricsRequestMessage {
   rankd: 'metrics';
   /** Names the scrape, so that a late answer to an earlier one is not taken for this one's. */
