@@ -83,7 +83,11 @@ describe('the event sink', () => {
       connectTimeoutMs: 200,
       commandTimeoutMs: 200,
     });
-    const writer = new RedisStreamWriter(redis, 'default:events', { maxBytes: 0, maxmemoryShare: 1 });
+    const writer = new RedisStreamWriter(redis, 'default:events', {
+      maxBytes: 0,
+      maxAgeMs: 0,
+      maxmemoryShare: 1,
+    });
     const events = sink({ writer, bufferMax: 40 });
     try {
       for (let i = 0; i < 5; i++) events.enqueue(requestEvents(`down-${i}`, 15));

@@ -99,8 +99,12 @@ const features = (i: number) => ({ 'facts:price': i + 0.5, 'facts:in_stock': i %
 /** The rows the scenario must give, in request order then position. */
 async function expectedRows() {
   const timestamps = new Map<string, string>();
-  for (const event of await readEvents(redis, `${PROJECT}:events`))
+  // EVENTS_FEATURES=all logs FEATURE_ROWS too: its request_context is the row's `context`.
+  const contexts = new Map<string, unknown>();
+  for (const event of await readEvents(redis, `${PROJECT}:events`)) {
     if (event.event_type === 'IMPRESSION') timestamps.set(event.request_id, event.event_timestamp);
+    if (event.event_type === 'FEATURE_ROWS') contexts.set(event.request_id, event.event_data.request_context);
+  }
   const row = (
     request_id: string,
     id: number,
@@ -120,6 +124,7 @@ async function expectedRows() {
     model_version: '2.0',
     experiments: { layout: variantOf(request_id) },
     features: sampledFeatures ? features(id) : null,
+    ...(sampledFeatures ? { context: contexts.get(request_id) } : {}),
     clicked: labels[0],
     added_to_cart: labels[1],
     purchased: labels[2],

@@ -159,21 +159,17 @@ describe('the event stream in a Redis with a maxmemory', () => {
     assert.equal(ready.statusCode, 200, ready.body);
   });
 
-  test('one budget: entries of any age are kept while the stream is within EVENTS_STREAM_MAX_BYTES', async () => {
+  test('beside the index, entries older than a day are trimmed', async () => {
     const { server, key } = await serve('age');
-    const twoDaysAgo = Date.now() - 2 * 86_400_000;
-    for (let i = 0; i < 5; i++)
-      await client.sendCommand([
-        'XADD',
-        key,
-        `${twoDaysAgo + i}-0`,
-        'request_id',
-        `old-${i}`,
-        'events',
-        '[]',
-      ]);
+    const dayAgo = Date.now() - 86_400_000;
+    const add = (id: string, name: string) =>
+      client.sendCommand(['XADD', key, id, 'request_id', name, 'events', '[]']);
+    for (let i = 0; i < 5; i++) await add(`${dayAgo - 60_000 + i}-0`, `old-${i}`);
+    await add(`${dayAgo + 3_600_000}-0`, 'recent');
     await rank(server, 3);
-    assert.equal(await client.xLen(key), 5 + 3);
+    const old = await client.xRange(key, '-', String(dayAgo));
+    assert.deepEqual(old, [], 'entries older than a day are gone');
+    assert.equal(await client.xLen(key), 1 + 3);
   });
 
   describe('Redis filled by other data', () => {

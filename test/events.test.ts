@@ -289,7 +289,8 @@ describe('the Redis stream', () => {
     await rank(server, { request_id: 'sampled' });
     await flushEvents(server);
     const types = (await readEvents(redis, key)).map((e) => e.event_type);
-    assert.deepEqual(types, [...Array(10).fill('FEATURE'), 'IMPRESSION', 'IMPRESSION']);
+    // FEATURE_ROWS too: the shown candidates' rows and the request's own features, as with `shown`.
+    assert.deepEqual(types, [...Array(10).fill('FEATURE'), 'IMPRESSION', 'IMPRESSION', 'FEATURE_ROWS']);
   });
 
   test('the server flushes waiting events when it closes', async () => {

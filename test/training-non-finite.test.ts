@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { TrainingDataError, usableRows } from '../src/app/training-data.js';
+import { usableRows } from '../src/app/training-data.js';
 import { SkippedRows } from '../src/events/export/row-checks.js';
 import type { TrainingRow } from '../src/events/export/training-join.js';
 import type { RankdRequest } from '../src/features/define-realtime-features.js';
@@ -169,7 +169,7 @@ describe('the rows rankd train uses', () => {
     assert.throws(
       () => usableRows(rows, ['m:a', 'm:b'], 'the event stream since yesterday', new SkippedRows()),
       (error: unknown) => {
-        assert.ok(error instanceof TrainingDataError);
+        assert.ok(error instanceof TrainingInputError);
         assert.equal(
           error.message,
           'no usable rows: the 2 impressions in the event stream since yesterday were logged for other model inputs ' +

@@ -12,7 +12,8 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
   EVENTS_FEATURE_SAMPLE_RATE:
     "use EVENTS_FEATURES: shown logs every candidate's features in one request of a hundred, all in every request",
   EVENTS_STREAM_MAXLEN: 'the stream keeps to one budget, EVENTS_STREAM_MAX_BYTES',
-  EVENTS_STREAM_MAX_AGE_MS: 'the stream keeps to one budget, EVENTS_STREAM_MAX_BYTES',
+  EVENTS_STREAM_MAX_AGE_MS:
+    'beside the index the stream keeps a day of requests; in a Redis of its own (EVENTS_REDIS_URL), what EVENTS_STREAM_MAX_BYTES holds',
   EVENTS_MAXMEMORY_SHARE:
     "the stream takes at most a quarter of its Redis's maxmemory beside the index, all of it in a Redis of its own (EVENTS_REDIS_URL); EVENTS_STREAM_MAX_BYTES is its budget",
   EVENTS_BUFFER_MAX: 'fixed at 100000 waiting events; unset it',

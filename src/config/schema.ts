@@ -154,9 +154,10 @@ export const ConfigSchema = Type.Object({
   /**
    * The event stream's budget: most bytes of Redis memory it may take (`MEMORY USAGE`, measured now
    * and then and converted to `MAXLEN ~` entries). Small by default because the stream shares the
-   * index's Redis unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. Whatever it
-   * is, the stream takes at most a quarter of that Redis's `maxmemory` (all of it in a Redis of its
-   * own), and gives memory back once the rest of Redis passes 90% of `maxmemory`. 0 = no byte cap.
+   * index's Redis unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. Beside the
+   * index the stream also keeps to a quarter of `maxmemory` and a day of requests; in a Redis of its
+   * own to all of `maxmemory`, for as long as the budget holds. Either way it gives memory back once
+   * the rest of Redis passes 90% of `maxmemory`. 0 = no byte cap.
    * @defaultValue `67108864` (64 MiB)
    */
   EVENTS_STREAM_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 0 }),

@@ -52,6 +52,9 @@ export function eventRedisOf(config: Config, log?: SinkLog, onReady?: () => void
   });
 }
 
+/** How long the stream keeps an entry beside the index. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** With `EVENTS_FEATURES=shown`, the share of requests that log every candidate's features. */
 const SHOWN_SAMPLE_RATE = 0.01;
 
@@ -83,15 +86,23 @@ export function createEventSink(
 ): EventSink {
   let writer: EventWriter;
   if (config.EVENTS_SINK === 'redis') {
+    // Beside the index, the stream is a small guest: a quarter of maxmemory, a day of requests (no
+    // request or user id kept longer). A Redis of its own is the stream's, kept for training.
+    const ownRedis = config.EVENTS_REDIS_URL !== undefined;
     const caps = {
       maxBytes: config.EVENTS_STREAM_MAX_BYTES,
-      // Beside the index, the index keeps most of maxmemory; a Redis of its own is the stream's.
-      maxmemoryShare: config.EVENTS_REDIS_URL === undefined ? 0.25 : 1,
+      maxAgeMs: ownRedis ? 0 : DAY_MS,
+      maxmemoryShare: ownRedis ? 1 : 0.25,
     };
     let stream: RedisStreamWriter | undefined;
     // Read Redis's maxmemory once connected (and after each reconnection): the budget is said at start.
     const redis = eventRedisOf(config, log, () => void stream?.refresh());
     stream = new RedisStreamWriter(redis, keys.events(), caps, {
+      onAgeTrimFailure: (error) =>
+        log?.warn(
+          `The event Redis refuses XTRIM MINID (${error instanceof Error ? error.message : String(error)}): ` +
+            'it is older than 6.2, so entries are not trimmed after a day; the byte budget still applies',
+        ),
       onBudget: (budget) => {
         const sentence = budgetSentence(budget, caps.maxBytes, caps.maxmemoryShare);
         // Said when the cap does not fit in maxmemory (or Redis is already near it); else a note.

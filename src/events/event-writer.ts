@@ -1,5 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
-import { EventSinkUnavailableError, RedisOutOfMemoryError } from '../errors/index.js';
+import { ErrorReply } from '@redis/client';
+import { EventSinkUnavailableError, RedisOutOfMemoryError, RedisUnavailableError } from '../errors/index.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { budgetSentence, type EventBudget, eventBudget } from './event-budget.js';
 import { type EventRecord, recordFields, recordJson } from './event-record.js';
@@ -14,16 +15,20 @@ export interface EventWriter {
   close(): Promise<void>;
 }
 
-/** The event stream's budget (`EVENTS_STREAM_MAX_BYTES`, within its share of `maxmemory`). */
+/** The event stream's budget (`EVENTS_STREAM_MAX_BYTES`), and what bounds it beside the index. */
 export interface StreamCaps {
   /** About how many bytes of Redis memory the stream may take; 0 = no byte cap. */
   readonly maxBytes: number;
+  /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
+  readonly maxAgeMs: number;
   /** Share of its Redis's `maxmemory` the stream may take. */
   readonly maxmemoryShare: number;
 }
 
 /** What a stream writer tells its owner (the server logs it). */
 export interface StreamWriterEvents {
+  /** The Redis refuses `XTRIM MINID` (older than 6.2): the age cap is off. */
+  onAgeTrimFailure?(error: unknown): void;
   /** The budget was read for the first time, or Redis's `maxmemory` or what bounds the stream changed. */
   onBudget?(budget: EventBudget): void;
 }
@@ -48,6 +53,8 @@ const MEASURE_EVERY_ENTRIES = 1000;
 const MEASURE_EVERY_MS = 10_000;
 /** `MAXLEN ~` when nothing bounds the stream (no byte cap and no `maxmemory`). */
 const UNBOUNDED_ENTRIES = Number.MAX_SAFE_INTEGER;
+/** Shortest time between two age trims: `XTRIM MINID ~` only removes whole nodes anyway. */
+const AGE_TRIM_EVERY_MS = 1000;
 /**
  * Redis bytes per character of an entry's field values, before the first measurement: listpack
  * and node overhead on top of the text, 1.06 (all default kinds) to 1.19 (IMPRESSION and MODEL
@@ -63,7 +70,8 @@ const ESTIMATED_OVERHEAD = 1.25;
  * One budget: the byte budget (see {@link eventBudget}: the byte cap, the share of `maxmemory`,
  * and what the index leaves) is converted to entries with the stream's measured bytes per entry
  * (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is ready, before the first
- * write, then every 1000 entries or 10 s), XADD's `MAXLEN ~`.
+ * write, then every 1000 entries or 10 s), XADD's `MAXLEN ~`. Beside the index, entries older
+ * than a day go too: an `XTRIM MINID ~` at most once a second.
  *
  * A budget too small for one entry (Redis near its `maxmemory` with other data) trims the stream
  * and refuses the batch ({@link EventBudgetFullError}); it is read again before each write until
@@ -84,6 +92,8 @@ export class RedisStreamWriter implements EventWriter {
   #bytesPerEntry: number | undefined;
   #entriesSinceMeasure = 0;
   #measuredAt = 0;
+  #ageTrimmedAt = 0;
+  #ageTrimBroken = false;
   #budget: EventBudget;
   /** The last write found no room: the budget is read again before the next. */
   #full = false;
@@ -139,7 +149,7 @@ export class RedisStreamWriter implements EventWriter {
     if (maxEntries < 1) {
       // No room for one entry: give back what the stream holds, then refuse (trimmed first, then dropped).
       this.#full = true;
-      await this.#trim(0);
+      await this.#trim(0, Date.now());
       throw new EventBudgetFullError(
         budgetSentence(this.#budget, this.#caps.maxBytes, this.#caps.maxmemoryShare),
       );
@@ -152,7 +162,7 @@ export class RedisStreamWriter implements EventWriter {
       // The stream may be what filled Redis (its cap not yet measured, or just lowered): XTRIM is
       // allowed when XADD is not. A stream already within its cap frees nothing: the batch is
       // dropped, and the budget read again before the next (the index may have taken the room).
-      const freed = await this.#trim(maxEntries);
+      const freed = await this.#trim(maxEntries, Date.now());
       if (freed === 0) {
         this.#full = true;
         throw error;
@@ -161,6 +171,8 @@ export class RedisStreamWriter implements EventWriter {
     }
     this.#entriesSinceMeasure += records.length;
     const now = Date.now();
+    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken && now - this.#ageTrimmedAt >= AGE_TRIM_EVERY_MS)
+      await this.#trimByAge(now);
     if (
       this.#bytesPerEntry === undefined ||
       this.#entriesSinceMeasure >= Math.min(MEASURE_EVERY_ENTRIES, Math.ceil(maxEntries / 10)) ||
@@ -173,9 +185,31 @@ export class RedisStreamWriter implements EventWriter {
     return this.#redis.close();
   }
 
-  /** Trims to `maxEntries`; how many entries went. Failures count as nothing freed. */
-  #trim(maxEntries: number): Promise<number> {
-    return this.#redis.trimStream(this.#key, 'MAXLEN', String(maxEntries)).catch(() => 0);
+  /** Trims to `maxEntries` and by age; how many entries went. Failures count as nothing freed. */
+  async #trim(maxEntries: number, now: number): Promise<number> {
+    let freed = await this.#redis.trimStream(this.#key, 'MAXLEN', String(maxEntries)).catch(() => 0);
+    if (this.#caps.maxAgeMs > 0 && !this.#ageTrimBroken) freed += await this.#trimByAge(now);
+    return freed;
+  }
+
+  /** `XTRIM MINID ~ <now − age>`; a Redis older than 6.2 refuses MINID: the age cap is then off, said once. */
+  async #trimByAge(now: number): Promise<number> {
+    this.#ageTrimmedAt = now;
+    try {
+      return await this.#redis.trimStream(this.#key, 'MINID', String(Math.max(0, now - this.#caps.maxAgeMs)));
+    } catch (error) {
+      // Only the refusal of MINID itself (`ERR syntax error` before 6.2) turns the cap off; a
+      // timeout or an outage is tried again on the next write.
+      if (
+        error instanceof RedisUnavailableError &&
+        error.cause instanceof ErrorReply &&
+        /syntax error/i.test(error.cause.message)
+      ) {
+        this.#ageTrimBroken = true;
+        this.#listeners.onAgeTrimFailure?.(error.cause);
+      }
+      return 0;
+    }
   }
 
   /**

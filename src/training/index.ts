@@ -10,6 +10,8 @@
  * console.log(ndcgAt(model.predict(validation.values, validation.rows), validation.labels, validation.groups, 10));
  * ```
  */
+
+export { TrainingInputError } from '../errors/index.js';
 export { binFeatures, binOf, type FeatureBins } from './bins.js';
 export { checkDataset, MAX_LABEL, type RankingDataset } from './dataset.js';
 export { datasetFromRows, type RankingRow } from './dataset-from-rows.js';
@@ -19,4 +21,3 @@ export { sliceGroups, splitByGroups } from './split-dataset.js';
 export { type ResolvedTrainOptions, resolveTrainOptions, type TrainOptions } from './train-options.js';
 export { type FeatureImportance, TrainedModel, type TreeHistory } from './trained-model.js';
 export type { TrainedTree } from './trained-tree.js';
-export { TrainingInputError } from './training-error.js';
