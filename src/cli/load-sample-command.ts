@@ -4,7 +4,7 @@ import { ErrorCode } from '../errors/index.js';
 import { CliError, type Log } from './cli-error.js';
 
 /** `rankd load-sample`'s options, as commander parses them. */
-export interface LoadSampleOptions {
+interface LoadSampleOptions {
   dir?: string;
   app?: string;
 }

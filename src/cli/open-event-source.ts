@@ -7,7 +7,7 @@ import { RedisKeys } from '../redis/keys.js';
 import { CliError } from './cli-error.js';
 
 /** The events a command reads, and how to let go of what it opened for them. */
-export interface OpenedEvents {
+interface OpenedEvents {
   readonly source: AsyncIterable<TimedEvent>;
   readonly close: () => Promise<void>;
 }

@@ -88,7 +88,7 @@ const OVERRIDING: ReadonlyArray<readonly [string, readonly string[]]> = [
  * to case (`redis_port` set `REDIS_PORT`). Within one source the upper-case spelling wins; other
  * variables are left as they are.
  */
-export function withSettingNamesInUpperCase(
+function withSettingNamesInUpperCase(
   source: Record<string, string | undefined>,
 ): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...source };

@@ -15,7 +15,7 @@ import {
 import { EventPolicy } from './recorder.js';
 
 /** Where a sink reports trouble; the server passes its logger. */
-export interface SinkLog {
+interface SinkLog {
   warn(message: string): void;
   info(message: string): void;
 }

@@ -16,7 +16,7 @@ export interface EventWriter {
 }
 
 /** The event stream's budget (`EVENTS_STREAM_MAX_BYTES`), and what bounds it beside the index. */
-export interface StreamCaps {
+interface StreamCaps {
   /** About how many bytes of Redis memory the stream may take; 0 = no byte cap. */
   readonly maxBytes: number;
   /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
@@ -26,7 +26,7 @@ export interface StreamCaps {
 }
 
 /** What a stream writer tells its owner (the server logs it). */
-export interface StreamWriterEvents {
+interface StreamWriterEvents {
   /** The Redis refuses `XTRIM MINID` (older than 6.2): the age cap is off. */
   onAgeTrimFailure?(error: unknown): void;
   /** The budget was read for the first time, or Redis's `maxmemory` or what bounds the stream changed. */

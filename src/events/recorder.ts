@@ -140,7 +140,7 @@ const eventPrefixes = new Map<string, string>();
 const MAX_CACHED_PREFIXES = 1000;
 
 /** An event whose data is already JSON text (`dataJson`, the JSON of an object), recorded. */
-export function recordedEvent(eventType: string, dataJson: string): RecordedEvent {
+function recordedEvent(eventType: string, dataJson: string): RecordedEvent {
   let prefix = eventPrefixes.get(eventType);
   if (prefix === undefined) {
     prefix = `{"event_type":${JSON.stringify(eventType)},"event_data":`;
@@ -167,7 +167,7 @@ export function recordedEventOf(
 }
 
 /** What every event of one request shares. */
-export interface EventEnvelope {
+interface EventEnvelope {
   readonly request_id: string;
   readonly api_source: string;
   readonly event_timestamp: string;

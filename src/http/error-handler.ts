@@ -53,7 +53,7 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail?: st
 };
 
 /** How errors are answered; each has a default so that a bare call answers as a default server. */
-export interface ErrorResponseOptions {
+interface ErrorResponseOptions {
   /** Answer messages that name Redis's address as they are (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
   readonly exposeRedisAddress?: boolean;
   /**
@@ -140,7 +140,7 @@ export interface ClientError extends Error {
  * What a client error becomes, or undefined for a socket error (a reset, a broken pipe): nobody is
  * left to read an answer. These errors reach no route, so {@link toErrorResponse} never sees them.
  */
-export function clientErrorResponse(error: ClientError): Mapped | undefined {
+function clientErrorResponse(error: ClientError): Mapped | undefined {
   const { code } = error;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
     return {

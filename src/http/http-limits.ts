@@ -18,7 +18,7 @@ export function clientPauseLimitOf(config: Pick<Config, 'REQUEST_TIMEOUT_MS'>): 
 }
 
 /** The Fastify options that carry the HTTP limits (docs/reference/configuration.md, "HTTP limits"). */
-export interface HttpLimitOptions {
+interface HttpLimitOptions {
   requestTimeout: number;
   keepAliveTimeout: number;
   http: ServerOptions;

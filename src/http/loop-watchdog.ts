@@ -15,7 +15,7 @@ export interface WatchdogThreadData {
 }
 
 /** How a {@link LoopWatchdog} runs. */
-export interface LoopWatchdogOptions {
+interface LoopWatchdogOptions {
   /** Longest time the event loop may go without running before the process is ended, in ms (> 0). */
   timeoutMs: number;
   /** Requests listed in the fatal line at most (others are counted). @defaultValue `256` */

@@ -30,7 +30,7 @@ export interface LoadCommandOptions {
 }
 
 /** Where a load reports: the summary on `log`, bad rows on `warn`, progress on `progress`. */
-export interface LoadOutput {
+interface LoadOutput {
   log: Log;
   warn: Log;
   /** @defaultValue `process.stderr` */
@@ -38,13 +38,13 @@ export interface LoadOutput {
 }
 
 /** Bad rows printed one by one; past this only their count is given, so a wholly wrong file stays readable. */
-export const MAX_PRINTED_BAD_ROWS = 100;
+const MAX_PRINTED_BAD_ROWS = 100;
 
 /**
  * What `index load` and `features load` differ in: what the name on the command line names, and
  * how rows for it are read and written. `D` is what the name is looked up as in the app.
  */
-export interface LoadKind<D> {
+interface LoadKind<D> {
   /** The command, which starts the progress line: `index load`. */
   readonly command: string;
   /** What the name names, in messages: `entity type`. */

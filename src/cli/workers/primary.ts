@@ -6,7 +6,7 @@ import { isWorkerMessage } from './messages.js';
 import { RestartPolicy, type RestartPolicyOptions } from './restart-policy.js';
 
 /** How the primary runs its workers. */
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** How many workers serve at once. */
   count: number;
   /** A worker's own shutdown deadline (`SHUTDOWN_TIMEOUT_MS`); past it plus a grace, it is killed. */

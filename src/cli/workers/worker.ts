@@ -3,7 +3,7 @@ import type { MetricsSnapshot, RankdMetrics } from '../../observability/metrics.
 import { isWorkerMessage, type WorkerMessage } from './messages.js';
 
 /** Sends `message` to the primary; resolves once it is handed to the channel (or there is none). */
-export function tellPrimary(message: WorkerMessage): Promise<void> {
+function tellPrimary(message: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
     if (process.send === undefined || !process.connected) {
       resolve();
