@@ -1,14 +1,14 @@
 /**
  * The sink's buffering on its own, with buffer and batch sizes small enough to reach: a full batch
  * is written without waiting for the interval, the bounded buffer drops whole requests and counts
- * them, and close writes what is waiting. The server's sink uses SINK_BUFFERING (create-sink.ts).
+ * them, and close writes what is waiting. The server's sink uses SINK_BUFFERING (create-sink.ts;
+ * test/retired-settings.test.ts checks it keeps the old defaults).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { SINK_BUFFERING } from '../src/events/create-sink.js';
 import { EventSink, type EventSinkOptions } from '../src/events/event-sink.js';
 import { FileEventWriter, RedisStreamWriter } from '../src/events/event-writer.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../src/events/recorder.js';
@@ -107,14 +107,5 @@ describe('the event sink', () => {
     await events.close();
     assert.deepEqual(events.stats(), { written: 15, dropped: 0, failedBatches: 0, pending: 0 });
     assert.equal(linesOf(file).length, 1);
-  });
-
-  test("the server's sink keeps the buffering the settings had by default", () => {
-    assert.deepEqual(SINK_BUFFERING, {
-      bufferMax: 100_000,
-      batchSize: 1000,
-      flushIntervalMs: 50,
-      closeTimeoutMs: 2000,
-    });
   });
 });

@@ -4,7 +4,7 @@
  * settings left at their defaults behave as the old defaults did.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -58,7 +58,7 @@ describe('the warning at start', () => {
   test('every replacement it names is a setting rankd reads', () => {
     const settings = Object.keys(ConfigSchema.properties);
     for (const [name, instead] of Object.entries(RETIRED_SETTINGS)) {
-      const named = instead.match(/\b[A-Z][A-Z_]{3,}\b/g) ?? [];
+      const named = instead.match(/\b[A-Z]+_[A-Z_]+\b/g) ?? [];
       for (const setting of named) assert.ok(settings.includes(setting), `${name}: ${setting}`);
     }
   });
@@ -173,4 +173,13 @@ describe('the folded settings at their defaults behave as the old defaults did',
       await off.close();
     }
   });
+});
+
+test('configuration.md documents every setting, and nothing else, in no more than 35 rows', () => {
+  const doc = readFileSync(join(ROOT, 'docs/reference/configuration.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('| Variable |'), doc.indexOf('\n\n', doc.indexOf('| Variable |')));
+  const documented = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual([...documented].sort(), Object.keys(ConfigSchema.properties).sort());
+  assert.ok(documented.length <= 35, `${documented.length} settings`);
+  for (const name of Object.keys(RETIRED_SETTINGS)) assert.ok(!documented.includes(name), name);
 });

@@ -160,13 +160,14 @@ async function buildConnected(
 }
 
 /**
- * The event-loop watchdog of this process, unless `LOOP_BLOCK_TIMEOUT_MS=0`. It is also what ends
- * a process whose loop is stuck when SIGTERM comes: the signal handler cannot run then.
+ * The event-loop watchdog of this process, a drain period long (`SHUTDOWN_TIMEOUT_MS`), unless
+ * that is 0. It is also what ends a process whose loop is stuck when SIGTERM comes: the signal
+ * handler cannot run then, and the drain period is what a stop was given anyway.
  */
 function watchdogOf(config: Config, output: RunOutput): LoopWatchdog | undefined {
-  if (config.LOOP_BLOCK_TIMEOUT_MS === 0) return undefined;
+  if (config.SHUTDOWN_TIMEOUT_MS === 0) return undefined;
   return new LoopWatchdog({
-    timeoutMs: config.LOOP_BLOCK_TIMEOUT_MS,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     onError: (error) =>
       output.warn(`rankd: the event-loop watchdog stopped (${error.message}); the server keeps serving`),
   });
@@ -211,12 +212,8 @@ async function runPrimary(
   // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
   resolveAppPath(options.app, cwd);
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
-  // Three drain periods: past a worker's own watchdog (LOOP_BLOCK_TIMEOUT_MS, the drain period by default).
+  // Three drain periods: well past a worker's own watchdog (one), whose line names the requests in flight.
   const heartbeat = HEARTBEAT_DRAIN_PERIODS * config.SHUTDOWN_TIMEOUT_MS;
-  if (heartbeat > 0 && heartbeat <= config.LOOP_BLOCK_TIMEOUT_MS)
-    output.warn(
-      `rankd: workers are replaced after ${heartbeat} ms without a heartbeat (three times SHUTDOWN_TIMEOUT_MS), not more than LOOP_BLOCK_TIMEOUT_MS=${config.LOOP_BLOCK_TIMEOUT_MS}: a stuck worker may be killed before its watchdog logs the requests in flight`,
-    );
   // Once, here: the workers only serve.
   await loadSampleIfAsked(options, output, cwd);
   const supervisor = new WorkerSupervisor({

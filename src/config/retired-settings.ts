@@ -6,6 +6,8 @@
 export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
   HEADERS_TIMEOUT_MS: 'REQUEST_TIMEOUT_MS sets it (a sixth of it: 10 s by default)',
   BODY_IDLE_TIMEOUT_MS: 'REQUEST_TIMEOUT_MS sets it (a sixth of it: 10 s by default)',
+  LOOP_BLOCK_TIMEOUT_MS:
+    'a stuck event loop ends the process after SHUTDOWN_TIMEOUT_MS (10 s by default, as before); SHUTDOWN_TIMEOUT_MS=0 turns the watchdog off',
   WORKER_HEARTBEAT_TIMEOUT_MS: 'a worker is replaced after three times SHUTDOWN_TIMEOUT_MS (30 s by default)',
   REDIS_CONNECT_TIMEOUT_MS: 'REDIS_COMMAND_TIMEOUT_MS bounds a connection attempt too',
   EVENTS_SHOWN_FEATURES: 'use EVENTS_FEATURES (shown, all or off)',

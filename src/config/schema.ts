@@ -12,9 +12,14 @@ export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 5001, minimum: 0, maximum: 65535 }),
   /**
    * On SIGTERM/SIGINT (or a worker being replaced), how long in-flight requests may take to finish
-   * before their connections are cut, in ms. With `rankd run --workers N`, a worker that has not
-   * answered the primary's heartbeat pings for three times this is killed and replaced (0 = never):
-   * longer than `LOOP_BLOCK_TIMEOUT_MS`, so that a stuck worker's own watchdog acts first.
+   * before their connections are cut, in ms. Also how long the event loop may go without running
+   * (code stuck in a loop, a huge synchronous computation) before the process logs the requests in
+   * flight and ends itself with SIGKILL: a stuck process cannot even see a SIGTERM, and so still
+   * ends within the drain period (plus half a second), well before a liveness probe (3 failures
+   * 10 s apart) would restart it without saying why. Watched from a thread once the server listens
+   * (loading models is not watched). With `rankd run --workers N`, a worker that has not answered
+   * the primary's heartbeat pings for three times this is killed and replaced: its own watchdog,
+   * whose line names the requests in flight, acts first. 0 = no drain, no watchdog, no heartbeat.
    * @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
@@ -38,16 +43,6 @@ export const ConfigSchema = Type.Object({
    * @defaultValue `10000`
    */
   MAX_CONNECTIONS: Type.Integer({ default: 10_000, minimum: 0 }),
-  /**
-   * How long the event loop may go without running (code stuck in a loop, a huge synchronous
-   * computation) before the process logs the requests in flight and ends itself with SIGKILL, in
-   * ms; 0 = never. Watched from a thread from the moment the server listens (loading models before
-   * that is not watched). The default equals the `SHUTDOWN_TIMEOUT_MS` default: a stuck process,
-   * which cannot even see a SIGTERM, then ends within that drain period (plus half a second), and
-   * well before a liveness probe (3 failures 10 s apart) would restart it without saying why.
-   * Healthy requests never keep the loop for anything near it. @defaultValue `10000`
-   */
-  LOOP_BLOCK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */

@@ -73,7 +73,7 @@ export class LoopWatchdog {
       requests: this.requests.buffer,
       timeoutMs: this.#options.timeoutMs,
       checkMs: this.#beatMs,
-      setting: 'LOOP_BLOCK_TIMEOUT_MS',
+      setting: 'SHUTDOWN_TIMEOUT_MS',
     };
     const thread = THREAD_MODULE.pathname.endsWith('.ts')
       ? // From source (tests, `npm start`): worker threads do not inherit tsx's loader on Node 20,
