@@ -12,8 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { eventRedisOf } from '../src/events/create-sink.js';
 import { streamEvents } from '../src/events/export/event-sources.js';
 import { exportTrainingData } from '../src/events/export/export-training-data.js';
+import { bucketOf } from '../src/experiments/define-experiment.js';
 import {
-  bucketOf,
   defineApp,
   defineBusinessLogic,
   defineExperiment,
@@ -22,9 +22,9 @@ import {
   type ExperimentProvider,
   experimentModel,
   getExperimentVariant,
-  type RankdEvent,
   UserEntity,
 } from '../src/index.js';
+import type { RankdEvent } from '../src/server.js';
 import { PRODUCTS } from './helpers/events-app.js';
 import { TemplateProduct, uploadEntities } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
