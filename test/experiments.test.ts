@@ -134,7 +134,7 @@ describe('assignment', () => {
       here,
     );
     const script =
-      "import { bucketOf, defineExperiment } from './src/index.ts';" +
+      "import { bucketOf, defineExperiment } from './src/experiments/define-experiment.ts';" +
       "const e = defineExperiment({ id: 'ranker', variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }] });" +
       `console.log(JSON.stringify(${JSON.stringify(units)}.map((u) => e.variantAt(bucketOf('ranker', '', u)).name)));`;
     const child = await new Promise<string>((resolve, reject) =>
