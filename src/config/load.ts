@@ -161,7 +161,7 @@ export function retiredSettingWarnings(source: Record<string, string | undefined
  *
  * @example
  * ```ts
- * import { buildServer, loadConfig } from 'rankd';
+ * import { buildServer, loadConfig } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * // Settings from the environment (as `rankd run` reads them), some given in code.
