@@ -165,11 +165,10 @@ describe('the event stream in a Redis with a maxmemory', () => {
     const add = (id: string, name: string) =>
       client.sendCommand(['XADD', key, id, 'request_id', name, 'events', '[]']);
     for (let i = 0; i < 5; i++) await add(`${dayAgo - 60_000 + i}-0`, `old-${i}`);
-    await add(`${dayAgo + 3_600_000}-0`, 'recent');
     await rank(server, 3);
     const old = await client.xRange(key, '-', String(dayAgo));
     assert.deepEqual(old, [], 'entries older than a day are gone');
-    assert.equal(await client.xLen(key), 1 + 3);
+    assert.equal(await client.xLen(key), 3);
   });
 
   describe('Redis filled by other data', () => {
