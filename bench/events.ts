@@ -35,15 +35,15 @@ const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url)
 /** As the rank benchmark's servers, so the two benchmarks measure the same server. */
 const SERVER_SETTINGS = { ...KEY_SETTINGS, REDIS_COMMAND_TIMEOUT_MS: '30000' } as const;
 /**
- * `BENCH_SHOWN_FEATURES=1` adds the FEATURE_ROWS event (`EVENTS_SHOWN_FEATURES`, the training
- * data; on by default in a server): the template model's 14 inputs of each of the 8 shown.
+ * `BENCH_SHOWN_FEATURES=1` adds the FEATURE_ROWS event (`EVENTS_FEATURES=shown`, the training
+ * data, the default of a server; with it every candidate's FEATURE events in 1% of requests): the
+ * template model's 14 inputs of each of the 8 shown.
  */
 const SHOWN_FEATURES = process.env.BENCH_SHOWN_FEATURES === '1';
 const EVENTS_ON = {
   EVENTS_SINK: 'redis',
   EVENTS_KINDS: 'IMPRESSION,MODEL',
-  EVENTS_FEATURE_SAMPLE_RATE: '0',
-  EVENTS_SHOWN_FEATURES: String(SHOWN_FEATURES),
+  EVENTS_FEATURES: SHOWN_FEATURES ? 'shown' : 'off',
 };
 const STREAM = 'default:events';
 const BATCH = 1000;

@@ -4,7 +4,8 @@
  * template app (from `dist/`, as `rankd run` serves it) ranks the spec's request shape — 24 of the
  * template's products for the query "candle", a page of 8 — `requests` times (2000 by default)
  * into a fresh test `redis-server`, with the default event kinds and with IMPRESSION and MODEL,
- * each with and without FEATURE_ROWS (`EVENTS_SHOWN_FEATURES`), and prints `MEMORY USAGE <stream> SAMPLES 0` ÷ `XLEN`. No byte or age cap applies.
+ * each with `EVENTS_FEATURES=shown` (FEATURE_ROWS, and every candidate's FEATURE events in 1% of
+ * requests) and `off`, and prints `MEMORY USAGE <stream> SAMPLES 0` ÷ `XLEN`. No byte cap applies.
  */
 import { readFileSync } from 'node:fs';
 import { createClient } from 'redis';
@@ -16,23 +17,10 @@ const { loadConfig } = await import('../dist/config/index.js');
 
 const REQUESTS = Number(process.argv[2] ?? 2000);
 const CASES = [
-  { name: 'default kinds (EVENTS_FEATURE_SAMPLE_RATE 0.01)', env: {} },
-  {
-    name: 'default kinds, EVENTS_SHOWN_FEATURES=false',
-    env: { EVENTS_SHOWN_FEATURES: 'false' },
-  },
-  {
-    name: 'IMPRESSION,MODEL + FEATURE_ROWS',
-    env: { EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURE_SAMPLE_RATE: '0' },
-  },
-  {
-    name: 'IMPRESSION,MODEL only',
-    env: {
-      EVENTS_KINDS: 'IMPRESSION,MODEL',
-      EVENTS_FEATURE_SAMPLE_RATE: '0',
-      EVENTS_SHOWN_FEATURES: 'false',
-    },
-  },
+  { name: 'default kinds, EVENTS_FEATURES=shown (the default)', env: {} },
+  { name: 'default kinds, EVENTS_FEATURES=off', env: { EVENTS_FEATURES: 'off' } },
+  { name: 'IMPRESSION,MODEL, EVENTS_FEATURES=shown', env: { EVENTS_KINDS: 'IMPRESSION,MODEL' } },
+  { name: 'IMPRESSION,MODEL only', env: { EVENTS_KINDS: 'IMPRESSION,MODEL', EVENTS_FEATURES: 'off' } },
 ];
 
 const redis = await startTestRedis();
@@ -49,11 +37,10 @@ try {
         REDIS_URL: redis.url,
         LOG_LEVEL: 'silent',
         PROJECT_NAME: project,
-        EVENTS_FLUSH_INTERVAL_MS: '60000',
         EVENTS_STREAM_MAX_BYTES: '0',
-        EVENTS_STREAM_MAX_AGE_MS: '0',
         ...env,
       }),
+      eventBuffering: { flushIntervalMs: 60_000 },
       app,
     });
     if (!(await server.rankd.redis.waitUntilReady(5000))) throw new Error('Redis did not answer');

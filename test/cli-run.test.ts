@@ -113,7 +113,7 @@ describe('rankd run with Redis down', () => {
     redisPort = await freePort();
     service = await startService({
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      REDIS_CONNECT_TIMEOUT_MS: '300',
+      REDIS_COMMAND_TIMEOUT_MS: '300',
     });
   });
 

@@ -131,7 +131,7 @@ before(async () => {
   // Every request's features are recorded, as the model guide asks for training data.
   shop = await testApp(app, {
     sampleData: new URL('../template/', import.meta.url),
-    settings: { EVENTS_FEATURE_SAMPLE_RATE: '1' },
+    settings: { EVENTS_FEATURES: 'all' },
   });
   await shop.server.listen({ host: '127.0.0.1', port: 0 });
   const address = shop.server.server.address();

@@ -96,7 +96,7 @@ describe('the OpenAPI document for client generators', () => {
     // The template imports the built package (`rankd`): its server is built from the same module.
     const templateServer = await buildBuiltServer({
       app: template,
-      config: loadConfig({ REDIS_URL: redis.url, LOG_LEVEL: 'silent', REDIS_CONNECT_TIMEOUT_MS: '500' }),
+      config: loadConfig({ REDIS_URL: redis.url, LOG_LEVEL: 'silent' }),
     });
     assert.ok(await templateServer.rankd.redis.waitUntilReady(5000));
     servers.push(['template', templateServer]);

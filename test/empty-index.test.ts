@@ -29,7 +29,8 @@ before(async () => {
   redis = await startTestRedis();
   server = await buildServer({
     // Checked every 50 ms here, so that the test sees a second check soon after a change.
-    config: testConfig(redis, { LOG_LEVEL: 'info', INDEX_EMPTY_CHECK_INTERVAL_MS: '50' }),
+    config: testConfig(redis, { LOG_LEVEL: 'info' }),
+    emptyIndexCheckIntervalMs: 50,
     app: starterApp('empty-index', { model: Constant }),
     logStream: { write: (line: string) => void lines.push(JSON.parse(line)) },
   });

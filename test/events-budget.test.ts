@@ -109,8 +109,8 @@ describe('events in a Redis of 50 MB maxmemory (noeviction), default caps', () =
         [
           40,
           "Event budget: the event stream keeps to 12.5 MiB, 25% of its Redis's maxmemory (50.0 MiB; " +
-            'EVENTS_MAXMEMORY_SHARE): EVENTS_STREAM_MAX_BYTES (64.0 MiB) does not fit in it. Past it the ' +
-            'stream is trimmed, then events are dropped',
+            'a Redis of its own, EVENTS_REDIS_URL, gets all of it): EVENTS_STREAM_MAX_BYTES (64.0 MiB) does ' +
+            'not fit in it. Past it the stream is trimmed, then events are dropped',
         ],
       ],
     );

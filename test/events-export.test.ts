@@ -45,7 +45,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rankd-export-test-'));
   writeFileSync(join(dir, '.env'), `REDIS_URL=${redis.url}\nPROJECT_NAME=${PROJECT}\n`);
   // Two servers on one stream: one samples every request's features, the other none.
-  sampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT, EVENTS_FEATURE_SAMPLE_RATE: '1' })).server;
+  sampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT, EVENTS_FEATURES: 'all' })).server;
   unsampled = (await eventsServer(redis, { PROJECT_NAME: PROJECT })).server;
   const served = async (server: FastifyInstance, id: string, ids: string[]) => {
     assert.equal((await rank(server, id, ids)).status, 200);
@@ -100,8 +100,12 @@ const features = (i: number) => ({ 'facts:price': i + 0.5, 'facts:in_stock': i %
 /** The rows the scenario must give, in request order then position. */
 async function expectedRows() {
   const timestamps = new Map<string, string>();
-  for (const event of await readEvents(redis, `${PROJECT}:events`))
+  // EVENTS_FEATURES=all logs FEATURE_ROWS too: its request_context is the row's `context`.
+  const contexts = new Map<string, unknown>();
+  for (const event of await readEvents(redis, `${PROJECT}:events`)) {
     if (event.event_type === 'IMPRESSION') timestamps.set(event.request_id, event.event_timestamp);
+    if (event.event_type === 'FEATURE_ROWS') contexts.set(event.request_id, event.event_data.request_context);
+  }
   const row = (
     request_id: string,
     id: number,
@@ -121,6 +125,7 @@ async function expectedRows() {
     model_version: '2.0',
     experiments: { layout: variantOf(request_id) },
     features: sampledFeatures ? features(id) : null,
+    ...(sampledFeatures ? { context: contexts.get(request_id) } : {}),
     clicked: labels[0],
     added_to_cart: labels[1],
     purchased: labels[2],
@@ -244,9 +249,8 @@ describe('from an event file (EVENTS_SINK=file)', () => {
     const file = join(dir, 'events.jsonl');
     const { server } = await eventsServer(redis, {
       PROJECT_NAME: 'filesink',
-      EVENTS_SINK: 'file',
-      EVENTS_FILE: file,
-      EVENTS_FEATURE_SAMPLE_RATE: '1',
+      EVENTS_SINK: `file:${file}`,
+      EVENTS_FEATURES: 'all',
     });
     try {
       assert.equal((await rank(server, 'file-1', ['p02', 'p05'])).status, 200);

@@ -97,7 +97,8 @@ before(async () => {
   redis = await startTestRedis();
   server = await testServer(redis, {
     app: defineApp({ name: 'experiments', pipelines: [ExperimentPipeline] }),
-    env: { PROJECT_NAME: PROJECT, EVENTS_FLUSH_INTERVAL_MS: '60000' },
+    env: { PROJECT_NAME: PROJECT },
+    eventBuffering: { flushIntervalMs: 60_000 },
   });
   await uploadEntities(server, 'product', PRODUCTS);
 });

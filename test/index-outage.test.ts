@@ -205,7 +205,6 @@ describe('Redis not running when the server starts', () => {
       config: loadConfig({
         REDIS_URL: `redis://127.0.0.1:${port}`,
         LOG_LEVEL: 'silent',
-        REDIS_CONNECT_TIMEOUT_MS: '500',
         REDIS_COMMAND_TIMEOUT_MS: '1000',
       }),
     });
@@ -245,7 +244,6 @@ describe('the Redis address: in the log always, in responses only with EXPOSE_RE
       config: loadConfig({
         REDIS_URL: `redis://127.0.0.1:${port}`,
         LOG_LEVEL: 'warn',
-        REDIS_CONNECT_TIMEOUT_MS: '500',
         REDIS_COMMAND_TIMEOUT_MS: '1000',
         ...env,
       }),

@@ -1,9 +1,9 @@
 /**
  * `GET /metrics`: after real traffic (index upload and get, ranking requests, a 404, a 422, and a
  * 503 with Redis killed) every series is there with the right labels and counts; route labels are
- * patterns; the Redis error counter counts the outage. Also the settings (METRICS_ACCESS,
- * METRICS_ENABLED, METRICS_PORT, served by `rankd run` alone and with workers, where the primary
- * sums the workers' metrics), the event and model-reload hooks, and that rankd's fast histogram
+ * patterns; the Redis error counter counts the outage. Also METRICS_ACCESS (key, public, off, and
+ * a port of its own served by `rankd run` alone and with workers, where the primary sums the
+ * workers' metrics), the event and model-reload hooks, and that rankd's fast histogram
  * renders exactly what prom-client's own would.
  */
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Histogram, Registry } from 'prom-client';
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig, metricsPortOf } from '../src/config/index.js';
 import { defineApp, defineRankingPipeline, linearModel } from '../src/index.js';
 import { FastHistogram } from '../src/observability/histogram.js';
 import { type RankdMetrics, renderSummed } from '../src/observability/metrics.js';
@@ -262,8 +262,8 @@ describe('settings', () => {
     assert.equal(api.status, 401);
   });
 
-  test('METRICS_PORT: no /metrics on the server’s own port, whatever the key; requests still counted', async () => {
-    const server = await serve({ API_KEYS: 'k1', METRICS_PORT: '19464', METRICS_ACCESS: 'public' });
+  test('METRICS_ACCESS=<port>: no /metrics on the server’s own port, whatever the key; requests still counted', async () => {
+    const server = await serve({ API_KEYS: 'k1', METRICS_ACCESS: '19464' });
     const res = await server.inject({ method: 'GET', url: '/metrics', headers: { 'x-api-key': 'k1' } });
     assert.equal(res.statusCode, 404, res.body);
     assert.equal(res.json().error_code, 'RANKD_NOT_FOUND');
@@ -272,17 +272,18 @@ describe('settings', () => {
     assert.equal(requests(samples, '/healthcheck', 'GET', 200), 1);
   });
 
-  test('METRICS_PORT must differ from PORT and needs METRICS_ENABLED', () => {
+  test('a METRICS_ACCESS port must be a port, and differ from PORT', () => {
     assert.throws(
-      () => loadConfig({ PORT: '5001', METRICS_PORT: '5001' }),
-      /METRICS_PORT=5001: must differ from PORT/,
+      () => loadConfig({ PORT: '5001', METRICS_ACCESS: '5001' }),
+      /METRICS_ACCESS=5001: must differ from PORT/,
     );
     assert.throws(
-      () => loadConfig({ METRICS_PORT: '9464', METRICS_ENABLED: 'false' }),
-      /METRICS_PORT=9464: set, but METRICS_ENABLED=false/,
+      () => loadConfig({ METRICS_ACCESS: '70000' }),
+      /METRICS_ACCESS=70000: a port is from 1 to 65535/,
     );
-    assert.equal(loadConfig({ METRICS_PORT: '9464' }).METRICS_PORT, 9464);
-    assert.equal(loadConfig({}).METRICS_PORT, undefined);
+    assert.throws(() => loadConfig({ METRICS_ACCESS: 'everyone' }), /METRICS_ACCESS="everyone"/);
+    assert.equal(metricsPortOf(loadConfig({ METRICS_ACCESS: '9464' })), 9464);
+    assert.equal(metricsPortOf(loadConfig({})), undefined);
   });
 
   test('renderSummed: several servers’ metrics as one, each series summed on its own', async () => {
@@ -318,8 +319,8 @@ describe('settings', () => {
     assert.equal(inf, 3);
   });
 
-  test('METRICS_ENABLED=false: no /metrics route and no metrics', async () => {
-    const server = await serve({ METRICS_ENABLED: 'false' });
+  test('METRICS_ACCESS=off: no /metrics route and no metrics', async () => {
+    const server = await serve({ METRICS_ACCESS: 'off' });
     assert.equal((await server.inject({ method: 'GET', url: '/metrics' })).statusCode, 404);
     assert.equal(server.rankd.metrics, undefined);
   });
@@ -388,7 +389,7 @@ test("the fast histogram renders exactly what prom-client's histogram renders fo
   assert.equal(await ours.metrics(), await theirs.metrics());
 });
 
-describe('METRICS_PORT with `rankd run`: no key there, none on the main port', () => {
+describe('a METRICS_ACCESS port with `rankd run`: no key there, none on the main port', () => {
   const APP = 'test/fixtures/workers/app.ts';
   let redis: TestRedis;
 
@@ -424,7 +425,7 @@ describe('METRICS_PORT with `rankd run`: no key there, none on the main port', (
       const metricsPort = await freePort();
       const service = await startCliService(
         APP,
-        { REDIS_URL: redis.url, API_KEYS: 'k1', METRICS_PORT: String(metricsPort) },
+        { REDIS_URL: redis.url, API_KEYS: 'k1', METRICS_ACCESS: String(metricsPort) },
         ['--workers', String(workers)],
       );
       assert.match(service.output(), new RegExp(`metrics: http://127\\.0\\.0\\.1:${metricsPort}/metrics`));

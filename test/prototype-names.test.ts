@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { scoreLogged } from '../src/app/score-logged.js';
-import { datasetOf, groupByRequest, usableRows } from '../src/app/training-data.js';
+import { groupByRequest, rankingRowsOf, usableRows } from '../src/app/training-data.js';
 import { runEventsExport } from '../src/cli/events-export.js';
 import { readCsv } from '../src/cli/load/csv.js';
 import { featureColumns } from '../src/cli/load/csv-cells.js';
@@ -83,8 +83,8 @@ before(async () => {
       ...(redis.clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
       LOG_LEVEL: 'silent',
       PROJECT_NAME: TEMPLATE_PROJECT,
-      EVENTS_FLUSH_INTERVAL_MS: '60000',
     }),
+    eventBuffering: { flushIntervalMs: 60_000 },
   })) as unknown as FastifyInstance;
   assert.ok(await template.rankd.redis.waitUntilReady(5000));
   events = (await eventsServer(redis, { PROJECT_NAME: 'protoevents' })).server;
@@ -406,7 +406,7 @@ describe('export and train', () => {
               if (first) assert.equal(row.model_name, named);
             }
             const usable = usableRows(rows, ['m:a'], 'the stream', new SkippedRows());
-            const set = datasetOf(groupByRequest(usable), ['m:a', `m:${n}`]);
+            const set = datasetFromRows(['m:a', `m:${n}`], rankingRowsOf(groupByRequest(usable)));
             assert.equal(set.rows, rows.length);
             assert.ok([...set.labels].every((label) => Number.isInteger(label)));
           } else {

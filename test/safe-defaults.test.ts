@@ -265,7 +265,7 @@ describe('no absolute paths in answers', () => {
 
   test('an error naming the event file names it without its directory', async () => {
     const eventFile = join(OUTSIDE_DIR, 'missing-dir', 'events.jsonl');
-    const server = await serverWith({ EVENTS_SINK: 'file', EVENTS_FILE: eventFile });
+    const server = await serverWith({ EVENTS_SINK: `file:${eventFile}` });
     const res = await post(server, '/api/v1/events/feedback', {
       events: [{ request_id: 'r', entity_type: 'item', entity_id: 'x', feedback_type: 'click' }],
     });

@@ -1,9 +1,9 @@
 /**
  * A request whose code never gives the event loop back cannot take the service down for good:
- * one process ends itself (the loop watchdog, LOOP_BLOCK_TIMEOUT_MS) with a fatal line naming the
+ * one process ends itself (the loop watchdog, SHUTDOWN_TIMEOUT_MS) with a fatal line naming the
  * request, SIGTERM included (its handler cannot run then); with `--workers 2` the stuck worker is
  * replaced, by its own watchdog or, with that off, by the primary's heartbeat
- * (WORKER_HEARTBEAT_TIMEOUT_MS), and the service answers again. Loading models for longer than
+ * (three times SHUTDOWN_TIMEOUT_MS), and the service answers again. Loading models for longer than
  * either timeout does not count as stuck.
  *
  * The CLI runs from source through tsx on test/fixtures/stuck-loop/app.ts, whose model spins
@@ -104,10 +104,7 @@ function assertFatalLineNames(output: string, pid: number, requestId: string, se
   const lines = fatalLines(output).filter((line) => line.pid === pid);
   assert.equal(lines.length, 1, output);
   const [line] = lines as [FatalLine];
-  assert.match(
-    line.msg,
-    new RegExp(`^event loop blocked for \\d+ ms \\(LOOP_BLOCK_TIMEOUT_MS=${setting}\\)`),
-  );
+  assert.match(line.msg, new RegExp(`^event loop blocked for \\d+ ms \\(SHUTDOWN_TIMEOUT_MS=${setting}\\)`));
   assert.deepEqual(
     line.inFlight.map((request) => [request.reqId, request.method, request.url]),
     [[requestId, 'POST', `${PATH}?case=${requestId}`]],
@@ -135,7 +132,7 @@ after(async () => {
 
 describe('rankd run (one process) with a request that blocks the event loop', () => {
   test('the process ends itself (SIGKILL) and its fatal line names the request', TIMEOUT, async () => {
-    const service = await startCliService(APP, { REDIS_URL: redis.url, LOOP_BLOCK_TIMEOUT_MS: '1500' });
+    const service = await startCliService(APP, { REDIS_URL: redis.url, SHUTDOWN_TIMEOUT_MS: '1500' });
     const closed = closeOf(service);
     await assertHealthy(service.base);
     sendBlockingRequest(service.base, 'stuck-single');
@@ -148,7 +145,7 @@ describe('rankd run (one process) with a request that blocks the event loop', ()
     'with the default settings, SIGTERM to the stuck process ends it (its handler never runs)',
     TIMEOUT,
     async () => {
-      // LOOP_BLOCK_TIMEOUT_MS and SHUTDOWN_TIMEOUT_MS both at their default, 10 s.
+      // SHUTDOWN_TIMEOUT_MS at its default, 10 s: the watchdog's timeout too.
       const service = await startCliService(APP, { REDIS_URL: redis.url });
       const closed = closeOf(service);
       sendBlockingRequest(service.base, 'stuck-sigterm');
@@ -169,7 +166,7 @@ describe('rankd run --workers 2 with a request that blocks a worker', () => {
       // Loading takes longer than the watchdog's timeout: it only watches once the server listens.
       const service = await startCliService(
         APP,
-        { REDIS_URL: redis.url, LOOP_BLOCK_TIMEOUT_MS: '1500', STUCK_FIXTURE_LOAD_MS: '2500' },
+        { REDIS_URL: redis.url, SHUTDOWN_TIMEOUT_MS: '1500', STUCK_FIXTURE_LOAD_MS: '2500' },
         ['--workers', '2'],
       );
       const closed = closeOf(service);
@@ -200,34 +197,32 @@ describe('rankd run --workers 2 with a request that blocks a worker', () => {
   );
 
   test(
-    'with the watchdog off, the heartbeat gets the stuck worker replaced (not workers that load or drain)',
+    'a stopped worker, whose watchdog cannot act, is replaced by the heartbeat (not workers that load or drain)',
     TIMEOUT,
     async () => {
-      // Loading takes longer than the heartbeat's timeout: workers are pinged once they serve.
+      // Loading takes longer than the heartbeat's limit (three drain periods, 4.5 s): workers are
+      // pinged once they serve.
       const service = await startCliService(
         APP,
-        {
-          REDIS_URL: redis.url,
-          LOOP_BLOCK_TIMEOUT_MS: '0',
-          WORKER_HEARTBEAT_TIMEOUT_MS: '1500',
-          STUCK_FIXTURE_LOAD_MS: '2500',
-        },
+        { REDIS_URL: redis.url, SHUTDOWN_TIMEOUT_MS: '1500', STUCK_FIXTURE_LOAD_MS: '5000' },
         ['--workers', '2'],
       );
       const closed = closeOf(service);
-      assert.equal(readyWorkerPids(service.output()).length, 2);
+      const ready = readyWorkerPids(service.output());
+      assert.equal(ready.length, 2);
       const from = service.output().length;
-      sendBlockingRequest(service.base, 'stuck-heartbeat');
-      const stuck = Number((await service.waitFor(/stuck model: blocking pid (\d+)/, 30_000, from))[1]);
+      // SIGSTOP stops the watchdog's thread with the rest of the process: only the primary can tell.
+      const stopped = ready[0] as number;
+      process.kill(stopped, 'SIGSTOP');
       await service.waitFor(
         new RegExp(
-          `worker \\d+ \\(pid ${stuck}\\) has not answered heartbeats for [\\d.]+ s \\(WORKER_HEARTBEAT_TIMEOUT_MS=1500\\)`,
+          `worker \\d+ \\(pid ${stopped}\\) has not answered heartbeats for [\\d.]+ s \\(the limit: 4500 ms, three times SHUTDOWN_TIMEOUT_MS\\)`,
         ),
         HANG_GUARD_MS,
         from,
       );
       const exit = await service.waitFor(
-        new RegExp(`worker \\d+ \\(pid ${stuck}\\) exited unexpectedly \\(signal SIGKILL\\)`),
+        new RegExp(`worker \\d+ \\(pid ${stopped}\\) exited unexpectedly \\(signal SIGKILL\\)`),
         30_000,
         from,
       );
@@ -238,7 +233,7 @@ describe('rankd run --workers 2 with a request that blocks a worker', () => {
       service.child.kill('SIGTERM');
       assert.deepEqual(await ended(service, closed), { code: 0, signal: null }, service.output());
       const output = service.output();
-      assert.equal(fatalLines(output).length, 0, 'the watchdog is off');
+      assert.equal(fatalLines(output).length, 0, 'no watchdog acted: the stopped worker could not');
       // Only the stuck one: not the replacement while it loaded, not the others while they drained.
       assert.equal([...output.matchAll(/has not answered heartbeats/g)].length, 1, output);
       assert.match(output, /all workers stopped/);

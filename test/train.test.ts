@@ -80,7 +80,7 @@ before(async () => {
   INPUTS = (await import(join(TEMPLATE, 'pipelines/product-ranking/models.ts'))).Ranker.inputs;
   shop = await testApp(app, {
     sampleData: TEMPLATE,
-    settings: { LOG_LEVEL: 'silent', EVENTS_FLUSH_INTERVAL_MS: '10', EVENTS_FEATURE_SAMPLE_RATE: '0' },
+    settings: { LOG_LEVEL: 'silent' },
   });
   writeFileSync(join(project, '.env'), `REDIS_URL=${shop.redisUrl}\n`);
 });
@@ -250,7 +250,7 @@ describe('rankd train', () => {
     const { default: older } = await import(join(PACKAGE_ROOT, 'test/fixtures/train/older-model-app.ts'));
     const server = await buildServer({
       app: older,
-      config: loadConfig({ REDIS_URL: shop.redisUrl, LOG_LEVEL: 'silent', EVENTS_FLUSH_INTERVAL_MS: '10' }),
+      config: loadConfig({ REDIS_URL: shop.redisUrl, LOG_LEVEL: 'silent' }),
     });
     const switched = new Date(Date.now() - 1).toISOString();
     try {

@@ -218,4 +218,22 @@ describe('data sets', () => {
       /at least 2/,
     );
   });
+
+  test('the validation part is the share of the groups rounded, as `rankd train` holds out requests', () => {
+    const groupsOf = (count: number) =>
+      datasetFromRows(
+        ['a:x'],
+        Array.from({ length: count }, (_, g) => ({ group: g, label: 0, values: [g] })),
+      );
+    // 5 × 0.3 = 1.5 rounds to 2 held out (rounding the training share instead, 3.5, would hold out 1).
+    const split = (count: number, share: number) => {
+      const { train, validation } = splitByGroups(groupsOf(count), share);
+      return [train.groups.length, validation.groups.length];
+    };
+    assert.deepEqual(split(5, 0.3), [3, 2]);
+    assert.deepEqual(split(10, 0.25), [7, 3]);
+    assert.deepEqual(split(20, 0.2), [16, 4]);
+    assert.deepEqual(split(2, 0.01), [1, 1]);
+    assert.deepEqual(split(2, 0.99), [1, 1]);
+  });
 });

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { TrainingDataError, usableRows } from '../src/app/training-data.js';
+import { usableRows } from '../src/app/training-data.js';
 import { SkippedRows } from '../src/events/export/row-checks.js';
 import type { TrainingRow } from '../src/events/export/training-join.js';
 import { Feature } from '../src/features/feature-kind.js';
@@ -160,7 +160,7 @@ describe('the rows rankd train uses', () => {
     assert.deepEqual(skipped.reasons(), [
       ['logged without m:b (by an earlier model or feature set)', 2],
       ['past the 100 impressions a request shows', 2],
-      ['logged without features (EVENTS_SHOWN_FEATURES was false)', 1],
+      ['logged without features (EVENTS_FEATURES was off)', 1],
     ]);
   });
 
@@ -169,7 +169,7 @@ describe('the rows rankd train uses', () => {
     assert.throws(
       () => usableRows(rows, ['m:a', 'm:b'], 'the event stream since yesterday', new SkippedRows()),
       (error: unknown) => {
-        assert.ok(error instanceof TrainingDataError);
+        assert.ok(error instanceof TrainingInputError);
         assert.equal(
           error.message,
           'no usable rows: the 2 impressions in the event stream since yesterday were logged for other model inputs ' +

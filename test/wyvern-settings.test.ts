@@ -135,7 +135,6 @@ describe('rankd run in a project whose .env has REDIS_URL, with REDIS_PORT in th
             LOG_LEVEL: 'warn',
             REDIS_HOST: '127.0.0.1',
             REDIS_PORT: String(redis.port),
-            REDIS_CONNECT_TIMEOUT_MS: '500',
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         },

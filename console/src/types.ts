@@ -1,4 +1,10 @@
-/** The shapes of rankd's answers that the console reads (docs/explain.md, the OpenAPI document). */
+/**
+ * The shapes of rankd's answers that the console reads: rankd/client's types, and what an
+ * explained ranking adds to them (docs/guides/explain-a-ranking.md).
+ */
+import type { RankedCandidate as PlainCandidate, RankingResponse as PlainRanking } from 'rankd/client';
+
+export type { EntityGetResponse, FeatureGetResponse } from 'rankd/client';
 
 /** Where a model input came from. */
 export type InputSource = 'stored' | 'realtime' | 'default' | 'missing';
@@ -29,15 +35,13 @@ export interface StepTrace {
   position_after: number;
 }
 
-/** One candidate of the returned page. */
-export interface RankedCandidate {
-  candidate_id: string | number;
-  ranked_score: number;
+/** One candidate of the returned page, with its explanation when the request asked for one. */
+export interface RankedCandidate extends PlainCandidate {
   explanation?: { model: ModelExplanation; business_logic: StepTrace[]; model_position: number };
 }
 
 /** A ranking answer, with `explain: true`. */
-export interface RankingResponse {
+export interface RankingResponse extends PlainRanking {
   ranked_candidates: RankedCandidate[];
   explanation?: {
     variants: Record<string, string>;
@@ -68,20 +72,4 @@ export interface EntityTypeInfo {
 export interface SampleIdsResponse {
   entity_type: string;
   ids: string[];
-}
-
-/** `POST /api/v1/entities/get`'s answer. */
-export interface EntityGetResponse {
-  entity_type: string;
-  entities: Record<string, Record<string, unknown>>;
-}
-
-/** `POST /api/v1/features/get`'s answer. */
-export interface FeatureGetResponse {
-  results: Array<{
-    entity_id: unknown;
-    values: Record<string, unknown>;
-    defaulted: string[];
-    views: Record<string, { state: string; event_timestamp?: string; reason?: string }>;
-  }>;
 }

@@ -78,7 +78,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       {
         REDIS_URL: redis.url,
         REDIS_COMMAND_TIMEOUT_MS: String(commandTimeoutMs),
-        REDIS_CONNECT_TIMEOUT_MS: '500',
         // Every 503 is logged with its stack at `error`: thousands of them would flood the output.
         LOG_LEVEL: 'fatal',
         EVENTS_SINK: 'off',

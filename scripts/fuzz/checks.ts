@@ -3,7 +3,7 @@
  * is up in this harness), every error in rankd's `{detail, error_code}` shape, a 4xx for what must
  * be refused, one answer per request, and an answer at all.
  */
-import type { FuzzCase } from './cases.js';
+import type { FuzzCase } from './fuzz-case.js';
 import type { Answer, Response } from './send.js';
 
 /** The kinds of failure, in the order the report lists them. */

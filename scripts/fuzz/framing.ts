@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { EXAMPLE_BODIES } from './bodies.js';
-import type { CaseSpec } from './cases.js';
+import type { CaseSpec } from './fuzz-case.js';
 
 /** The `Host` header every case has unless it is about `Host`. */
 const HOST = 'Host: 127.0.0.1';

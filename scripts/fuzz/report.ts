@@ -3,8 +3,9 @@
  * first few requests in a form that can be sent again (curl, or printf into /dev/tcp for framing
  * cases), and the `--seed/--only` that regenerates each one exactly.
  */
-import { type FuzzCase, GROUPS } from './cases.js';
+import { GROUPS } from './cases.js';
 import { FAILURE_KINDS, type FailureKind } from './checks.js';
+import type { FuzzCase } from './fuzz-case.js';
 import type { Failure, FuzzReport } from './run-fuzz.js';
 
 /** Requests printed per kind of failure. */

@@ -4,8 +4,9 @@
  * makes the run ask /healthcheck; if that gets no answer either, the server has stopped answering
  * and the run stops there, with the requests in flight (the culprit among them) in the report.
  */
-import { caseArbitrary, caseAt, type FuzzCase, GROUPS, type Group } from './cases.js';
+import { caseArbitrary, caseAt, GROUPS, type Group } from './cases.js';
 import { checkAnswer, type FailureKind, type Problem } from './checks.js';
+import type { FuzzCase } from './fuzz-case.js';
 import { type Answer, endpoint, send } from './send.js';
 import { type SentinelSnapshot, verifySentinels, writeSentinels } from './sentinels.js';
 import type { Target } from './target.js';

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { FuzzCase } from './cases.js';
+import type { FuzzCase } from './fuzz-case.js';
 
 /** One HTTP response. */
 export interface Response {

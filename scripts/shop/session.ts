@@ -86,7 +86,6 @@ export class ShopSession {
     return {
       REDIS_URL: this.#redis?.url ?? '',
       LOG_LEVEL: 'warn',
-      EVENTS_FLUSH_INTERVAL_MS: '20',
       EVENTS_STREAM_MAX_BYTES: '0',
     };
   }

@@ -27,7 +27,7 @@ export function createStores(
   const redis = new RedisConnection({
     url: redisUrlOf(config),
     clusterNodes: config.REDIS_CLUSTER_NODES,
-    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    connectTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     ...(onStateChange === undefined ? {} : { onStateChange }),
     observer,

@@ -5,7 +5,7 @@ import type { RedisKeys } from '../redis/keys.js';
 import type { RankdApp } from './define-app.js';
 
 /** Where the watch reports. */
-export interface EmptyIndexReports {
+interface EmptyIndexReports {
   /** A warning: a type found empty (at most every {@link REPEAT_WARNING_MS} per type while it stays so). */
   warn(message: string): void;
   /** A type holding entities again after it was found empty. */

@@ -1,14 +1,12 @@
 import { basename } from 'node:path';
-import { ModelInvalidError } from '../errors/index.js';
+import { ModelInvalidError, TrainingInputError } from '../errors/index.js';
 import type { SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
 import { gbdtModel } from '../models/gbdt-model.js';
-import { TrainingInputError } from '../training/training-error.js';
 import type { RankdApp } from './define-app.js';
 import { compareOnLogs, DEFAULT_MAX_WEIGHT, positionBiasOf } from './logged-comparison.js';
 import { loggedRequestsOf, scoreRequests } from './logged-requests.js';
 import { positionBiasReport, type TrainingReport } from './train-ranker.js';
-import { TrainingDataError } from './training-data.js';
 
 /** What {@link evaluateModel} is given. */
 export interface EvaluateModelOptions {
@@ -125,7 +123,7 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
       ? all.requests
       : all.requests.filter((rows) => Date.parse((rows[0] as TrainingRow).timestamp) >= from);
   if (judged.length === 0)
-    throw new TrainingDataError(`no request to judge: none of ${options.source} is from --since on`);
+    throw new TrainingInputError(`no request to judge: none of ${options.source} is from --since on`);
   const logged = { ...all, requests: judged };
   const { stage, requests } = logged;
   const model = gbdtModel({
@@ -138,7 +136,7 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
   try {
     candidate = await scoreRequests(logged, model);
   } catch (error) {
-    if (error instanceof ModelInvalidError) throw new TrainingDataError(error.message);
+    if (error instanceof ModelInvalidError) throw new TrainingInputError(error.message);
     throw error;
   } finally {
     await model.dispose();
@@ -147,15 +145,10 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
   const bias = positionBiasOf(all.requests);
   const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
   let gate: ReturnType<typeof compareOnLogs>;
-  try {
-    gate = compareOnLogs(
-      { requests, candidate, serving, bias, maxWeight },
-      options.confidence === undefined ? {} : { confidence: options.confidence },
-    );
-  } catch (error) {
-    if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
-    throw error;
-  }
+  gate = compareOnLogs(
+    { requests, candidate, serving, bias, maxWeight },
+    options.confidence === undefined ? {} : { confidence: options.confidence },
+  );
   return {
     pipeline: logged.planned.pipeline.name,
     stage: stage.name,

@@ -22,7 +22,7 @@ export async function interleavingDecision(
 ): Promise<InterleavingReport> {
   const redis = eventRedisOf(config);
   try {
-    if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000)))
+    if (!(await redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000)))
       throw new RedisUnavailableError(redis.address);
     const key = new RedisKeys(config.PROJECT_NAME, config.INDEX_VERSION).events();
     const readUntil = Math.min(options.untilMs + options.windowMs, Date.now());

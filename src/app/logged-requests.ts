@@ -1,4 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
+import { TrainingInputError } from '../errors/index.js';
 import { SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
 import type { Model } from '../models/define-model.js';
@@ -6,7 +7,7 @@ import { type FileModel, isFileModel } from '../models/file-model.js';
 import { allComponents, initializeComponents } from '../request/component.js';
 import type { PlannedPipeline, RankdApp } from './define-app.js';
 import { scoreLogged } from './score-logged.js';
-import { groupByRequest, TrainingDataError, usableRows } from './training-data.js';
+import { groupByRequest, usableRows } from './training-data.js';
 
 /** The pipeline trained for, and its GBDT stage. */
 export function gbdtStageOf(
@@ -16,7 +17,7 @@ export function gbdtStageOf(
   const candidates =
     name === undefined ? app.pipelines : app.pipelines.filter((p) => p.pipeline.name === name);
   if (candidates.length === 0)
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       `no pipeline ${JSON.stringify(name)}: the app has ${app.pipelines.map((p) => p.pipeline.name).join(', ')}`,
     );
   const withStage = candidates.flatMap((planned) => {
@@ -27,11 +28,11 @@ export function gbdtStageOf(
   });
   const found = withStage[0];
   if (found === undefined)
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       `${name === undefined ? 'no pipeline of the app has' : `pipeline ${name} has no`} GBDT stage: its model (or a part of it) must be a gbdtModel, whose file rankd train writes`,
     );
   if (name === undefined && withStage.length > 1)
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       `several pipelines have a GBDT stage (${withStage.map((w) => w.planned.pipeline.name).join(', ')}): choose one with --pipeline`,
     );
   return found;
@@ -54,7 +55,7 @@ export interface LoggedRequests {
 /**
  * The logged rows of the pipeline with a GBDT stage (`name`, or the only one) that the stage can
  * use (the others counted in `skipped` by reason), grouped by request; throws a
- * {@link TrainingDataError} saying what is missing.
+ * {@link TrainingInputError} saying what is missing.
  */
 export function loggedRequestsOf(
   app: RankdApp,
@@ -68,7 +69,7 @@ export function loggedRequestsOf(
   const usable = usableRows(rows, stage.features, source, skipped);
   const candidate = planned.pipeline.slots.find((slot) => slot.field === 'candidates')?.type;
   if (candidate === undefined)
-    throw new TrainingDataError(`pipeline ${planned.pipeline.name} ranks no candidates`);
+    throw new TrainingInputError(`pipeline ${planned.pipeline.name} ranks no candidates`);
   return {
     planned,
     stage,

@@ -4,7 +4,7 @@ import { allComponents } from '../request/component.js';
 import type { RankdApp } from './define-app.js';
 
 /** The app's file-backed models, those inside chains and fallbacks included; each once. */
-export function fileModelsOf(app: RankdApp): FileModel[] {
+function fileModelsOf(app: RankdApp): FileModel[] {
   return allComponents(app.pipelines.flatMap(({ pipeline }) => pipeline.components)).filter(isFileModel);
 }
 

@@ -3,10 +3,12 @@ import type { TrainingRow } from '../events/export/training-join.js';
 import type { FileModel } from '../models/file-model.js';
 import type { ComparisonResult } from '../training/counterfactual-comparison.js';
 import {
+  datasetFromRows,
   type FeatureImportance,
   ndcgAt,
+  type RankingDataset,
+  splitByGroups,
   type TrainedModel,
-  TrainingInputError,
   type TrainOptions,
   type TrainProgress,
   trainLambdaMart,
@@ -15,7 +17,7 @@ import type { PositionBiasEstimate } from '../training/position-bias.js';
 import type { RankdApp } from './define-app.js';
 import { compareOnLogs, DEFAULT_MAX_WEIGHT, positionBiasOf, weightsOf } from './logged-comparison.js';
 import { loggedRequestsOf, scoreRequests } from './logged-requests.js';
-import { datasetOf, splitByTime, TrainingDataError } from './training-data.js';
+import { rankingRowsOf } from './training-data.js';
 
 /** What {@link trainRanker} is given. */
 export interface TrainRankerOptions {
@@ -114,39 +116,33 @@ export async function trainRanker(options: TrainRankerOptions): Promise<TrainRan
   const { stage, requests } = logged;
   const pipeline = logged.planned.pipeline;
   const features = [...stage.inputs];
-  const { train, validation } = splitByTime(requests, options.validationShare ?? 0.2);
   const bias = positionBiasOf(requests);
   const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
   const debiased = options.debias !== false && bias.curve !== undefined;
-  const weighted = (groups: TrainingRow[][]) => {
-    const set = datasetOf(groups, features);
-    return debiased ? { ...set, weights: weightsOf(groups, bias, maxWeight) } : set;
-  };
-  const trainSet = weighted(train);
-  const validationSet = weighted(validation);
+  // Requests are in time order: the split by query group holds out the latest.
+  const dataset: RankingDataset = datasetFromRows(features, rankingRowsOf(requests));
+  const { train: trainSet, validation: validationSet } = splitByGroups(
+    debiased ? { ...dataset, weights: weightsOf(requests, bias, maxWeight) } : dataset,
+    options.validationShare ?? 0.2,
+  );
+  const train = requests.slice(0, trainSet.groups.length);
+  const validation = requests.slice(trainSet.groups.length);
   const k = Math.max(...requests.map((r) => r.length));
-  let model: TrainedModel;
-  try {
-    model = trainLambdaMart(trainSet, { ...options.training, ndcgAt: k }, validationSet, options.onProgress);
-  } catch (error) {
-    if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
-    throw error;
-  }
+  const model = trainLambdaMart(
+    trainSet,
+    { ...options.training, ndcgAt: k },
+    validationSet,
+    options.onProgress,
+  );
   const trainedScores = model.predict(validationSet.values, validationSet.rows);
   const trained = ndcgAt(trainedScores, validationSet.labels, validationSet.groups, k);
   const servingScores = await scoreRequests(logged, stage, validation);
   const serving = ndcgAt(servingScores, validationSet.labels, validationSet.groups, k);
   const servingModel = `${stage.name}@${stage.version ?? '-'}`;
-  let gate: ComparisonResult;
-  try {
-    gate = compareOnLogs(
-      { requests: validation, candidate: trainedScores, serving: servingScores, bias, maxWeight },
-      options.confidence === undefined ? {} : { confidence: options.confidence },
-    );
-  } catch (error) {
-    if (error instanceof TrainingInputError) throw new TrainingDataError(error.message);
-    throw error;
-  }
+  const gate: ComparisonResult = compareOnLogs(
+    { requests: validation, candidate: trainedScores, serving: servingScores, bias, maxWeight },
+    options.confidence === undefined ? {} : { confidence: options.confidence },
+  );
   const count = (groups: TrainingRow[][]) => ({
     requests: groups.length,
     rows: groups.reduce((n, g) => n + g.length, 0),

@@ -1,27 +1,7 @@
+import { TrainingInputError } from '../errors/index.js';
 import { MAX_IMPRESSIONS_PER_REQUEST, type SkippedRows } from '../events/export/row-checks.js';
 import type { TrainingRow } from '../events/export/training-join.js';
-import { numericValue } from '../models/feature-matrix.js';
-
-/**
- * A learning-to-rank data set: rows grouped by request, in request order. The shape of the
- * trainer's `RankingDataset` (`src/training/`), plus what `rankd train` reports and scores with.
- */
-export interface RequestGroups {
-  readonly features: string[];
-  readonly rows: number;
-  /** Row-major, `rows × features.length`; NaN where a value is missing (as a model reads it). */
-  readonly values: Float64Array;
-  readonly labels: Float64Array;
-  /** Rows per request, in order. */
-  readonly groups: Uint32Array;
-  /** The logged rows, in the same order: what the serving model is scored on. */
-  readonly source: readonly TrainingRow[];
-}
-
-/** Why a data set cannot be made: one line for the user. */
-export class TrainingDataError extends Error {
-  override readonly name = 'TrainingDataError';
-}
+import type { RankingRow } from '../training/index.js';
 
 /** The rows' requests, each's rows by position, the requests by time (then id). */
 export function groupByRequest(rows: readonly TrainingRow[]): TrainingRow[][] {
@@ -39,35 +19,19 @@ export function groupByRequest(rows: readonly TrainingRow[]): TrainingRow[][] {
   );
 }
 
-/** The requests as a data set of `features` (in that order). */
-export function datasetOf(requests: readonly TrainingRow[][], features: readonly string[]): RequestGroups {
-  const source = requests.flat();
-  const cols = features.length;
-  const values = new Float64Array(source.length * cols);
-  const labels = new Float64Array(source.length);
-  source.forEach((row, i) => {
-    labels[i] = row.label;
-    const logged = row.features ?? {};
-    for (let j = 0; j < cols; j++) {
-      const name = features[j] as string;
-      values[i * cols + j] = Object.hasOwn(logged, name)
-        ? numericValue(logged[name] as Parameters<typeof numericValue>[0])
-        : Number.NaN;
-    }
-  });
-  return {
-    features: [...features],
-    rows: source.length,
-    values,
-    labels,
-    groups: Uint32Array.from(requests, (group) => group.length),
-    source,
-  };
+/**
+ * The requests' rows as the trainer's rows (`datasetFromRows`): one query group per request, in
+ * request order, each row's logged features by name (missing ones read as missing).
+ */
+export function rankingRowsOf(requests: readonly TrainingRow[][]): RankingRow[] {
+  return requests.flatMap((rows, group) =>
+    rows.map((row) => ({ group, label: row.label, values: row.features ?? {} })),
+  );
 }
 
 /**
  * Checks that the logs can train a model of `features`: rows there are, some with a label above
- * 0, and each feature logged; throws a {@link TrainingDataError} saying what is missing.
+ * 0, and each feature logged; throws a {@link TrainingInputError} saying what is missing.
  */
 export function checkTrainingRows(
   rows: readonly TrainingRow[],
@@ -75,19 +39,19 @@ export function checkTrainingRows(
   what: string,
 ): void {
   if (rows.length === 0)
-    throw new TrainingDataError(`no events: ${what} holds no impressions of this pipeline's requests`);
+    throw new TrainingInputError(`no events: ${what} holds no impressions of this pipeline's requests`);
   if (!rows.some((row) => row.label > 0))
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       `no labels: none of the ${rows.length} impressions in ${what} got feedback with a grade above 0 (post clicks, add-to-carts, purchases to /api/v1/events/feedback)`,
     );
   const logged = rows.filter((row) => row.features !== null);
   if (logged.length === 0)
-    throw new TrainingDataError(
-      `no features: the impressions in ${what} carry no logged features (EVENTS_SHOWN_FEATURES=true logs them)`,
+    throw new TrainingInputError(
+      `no features: the impressions in ${what} carry no logged features (EVENTS_FEATURES=shown, the default, logs them)`,
     );
   for (const name of features) {
     if (!logged.some((row) => Object.hasOwn(row.features ?? {}, name)))
-      throw new TrainingDataError(
+      throw new TrainingInputError(
         `feature ${name} is missing from the logs: the model reads it but no impression in ${what} has it` +
           `${SINCE_THE_CHANGE}`,
       );
@@ -102,7 +66,7 @@ const SINCE_THE_CHANGE =
  * The rows a model of `features` can train on: each with every one of them logged (a row logged
  * by an earlier model or feature set lacks some, and its request cannot be scored as the stage
  * serves now), and a request's first {@link MAX_IMPRESSIONS_PER_REQUEST} rows only. The others are
- * counted in `skipped`, by reason. Throws a {@link TrainingDataError} naming the logged data and
+ * counted in `skipped`, by reason. Throws a {@link TrainingInputError} naming the logged data and
  * the `--since`/`--until` fix when none is left, or when the rows say nothing to learn from.
  */
 export function usableRows(
@@ -117,7 +81,7 @@ export function usableRows(
   let lacking = 0;
   for (const row of rows) {
     if (row.features === null) {
-      skipped.add('logged without features (EVENTS_SHOWN_FEATURES was false)');
+      skipped.add('logged without features (EVENTS_FEATURES was off)');
       continue;
     }
     const logged = row.features;
@@ -136,30 +100,16 @@ export function usableRows(
     usable.push(row);
   }
   if (usable.length === 0)
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       lacking > 0
         ? `no usable rows: the ${rows.length} impressions in ${what} were logged for other model inputs ` +
             `(${skipped.describe('impressions')})${SINCE_THE_CHANGE}`
         : `no usable rows in ${what}: ${skipped.describe('impressions')}`,
     );
   if (!usable.some((row) => row.label > 0))
-    throw new TrainingDataError(
+    throw new TrainingInputError(
       `no labels: none of the ${usable.length} usable impressions in ${what} got feedback with a grade above 0 ` +
         `(${skipped.describe('impressions') ?? 'none left out'})${SINCE_THE_CHANGE}`,
     );
   return usable;
-}
-
-/**
- * The latest `share` of the requests (by time) for validation, the rest for training; each side
- * gets at least one request.
- */
-export function splitByTime<T>(requests: readonly T[], share: number): { train: T[]; validation: T[] } {
-  if (requests.length < 2)
-    throw new TrainingDataError(
-      `too few requests: ${requests.length}; training and validation need one request each at least`,
-    );
-  const validation = Math.min(requests.length - 1, Math.max(1, Math.round(requests.length * share)));
-  const cut = requests.length - validation;
-  return { train: requests.slice(0, cut), validation: requests.slice(cut) };
 }

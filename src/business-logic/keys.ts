@@ -43,7 +43,7 @@ function keyOf(value: unknown): string | undefined {
 }
 
 /** The distinct keys of a value: one for a scalar, one per usable element for an array. */
-export function keysOfValue(value: unknown): string[] {
+function keysOfValue(value: unknown): string[] {
   if (!Array.isArray(value)) {
     const key = keyOf(value);
     return key === undefined ? [] : [key];

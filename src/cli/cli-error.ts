@@ -9,7 +9,7 @@ const CLI_STATUS = {
 } as const;
 
 /** A code a {@link CliError} may carry: what kind of failure it is (see docs/reference/errors.md). */
-export type CliErrorCode = keyof typeof CLI_STATUS;
+type CliErrorCode = keyof typeof CLI_STATUS;
 
 /**
  * A failure the user can act on: the CLI prints its message as one line, without a stack trace.

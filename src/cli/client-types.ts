@@ -51,7 +51,7 @@ async function documentAt(url: string): Promise<object> {
  * TypeScript types of the app's API (`paths`, `components`, `operations`) from its OpenAPI
  * document, by openapi-typescript, for `createClient<paths>()` of rankd/client.
  */
-export async function clientTypes(document: object, source: string): Promise<string> {
+async function clientTypes(document: object, source: string): Promise<string> {
   const { default: openapiTS, astToString } = await loadOpenapiTypescript();
   const nodes = await openapiTS(document as OpenAPI3, {
     // A field with a default may still be left out of a request: optional, as the schema says.

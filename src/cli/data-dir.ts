@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 /** What {@link defaultRedisDir} depends on; injectable so every platform is testable anywhere. */
-export interface DataDirEnvironment {
+interface DataDirEnvironment {
   platform: NodeJS.Platform;
   env: NodeJS.ProcessEnv;
   home: string;
@@ -12,7 +12,7 @@ export interface DataDirEnvironment {
  * The user's data directory for rankd, following each platform's convention: XDG on Linux (and
  * other Unixes), `~/Library/Application Support` on macOS, `%LOCALAPPDATA%` on Windows.
  */
-export function rankdDataDir(
+function rankdDataDir(
   where: DataDirEnvironment = { platform: process.platform, env: process.env, home: homedir() },
 ): string {
   const { platform, env, home } = where;

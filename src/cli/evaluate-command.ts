@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ModelEvaluation } from '../app/evaluate-model.js';
-import { TrainingDataError } from '../app/training-data.js';
-import { ErrorCode } from '../errors/index.js';
+import { ErrorCode, TrainingInputError } from '../errors/index.js';
 import { CliError, type Log } from './cli-error.js';
 import type { EvaluateShadowOptions } from './evaluate-shadow.js';
 import { loadApp, resolveAppPath } from './load-app.js';
@@ -127,7 +126,7 @@ export async function runEvaluate(
       ...gate,
     });
   } catch (error) {
-    if (error instanceof TrainingDataError) throw new CliError(error.message, ErrorCode.INPUT_INVALID);
+    if (error instanceof TrainingInputError) throw new CliError(error.message, ErrorCode.INPUT_INVALID);
     throw error;
   } finally {
     await app.close();

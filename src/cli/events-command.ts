@@ -6,7 +6,7 @@ const EXPORT_HELP = `
 One row per impression (an item a ranking request returned) whose request reached the event stream
 between --since and --until, with: its position and score, the model (name, version) that scored
 it, the request's experiment variants, every feature the model read for it and the features of the
-request's user and query (EVENTS_SHOWN_FEATURES), and labels from the feedback posted on that
+request's user and query (EVENTS_FEATURES=shown), and labels from the feedback posted on that
 request and item within --window of the request: clicked, added_to_cart, purchased (0/1) and label
 (by default purchase 3 > add_to_cart 2 > click 1 > 0; --grades or EVENTS_LABEL_GRADES). Times: ISO 8601 (2024-05-01, 2024-05-01T12:00:00Z),
 ms since the epoch, or a duration meaning that long ago (24h, 30m, 7d).

@@ -26,7 +26,7 @@ export interface ExportCommandOptions {
 }
 
 /** Where an export reports; rows go to `stdout` with `--out -`. */
-export interface ExportOutput {
+interface ExportOutput {
   log: Log;
   warn: Log;
   /** @defaultValue `process.stdout` */

@@ -7,10 +7,10 @@ import { VERSION } from '../version.js';
 import { CliError, type Log } from './cli-error.js';
 
 /** The rankd package root: two levels above this module, in src/cli/ and in dist/cli/ alike. */
-export const RANKD_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+const RANKD_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
 /** The bundled project template. */
-export const TEMPLATE_DIR = join(RANKD_ROOT, 'template');
+const TEMPLATE_DIR = join(RANKD_ROOT, 'template');
 
 /**
  * Files stored under another name in template/: npm leaves dotfiles such as .gitignore out of
@@ -40,7 +40,7 @@ const PROJECT_NAME = /^[a-z][a-z0-9_-]*$/;
 const MAX_NAME_LENGTH = 214;
 
 /** `MyProject` → `my-project`, `HTTPServer` → `http-server`; other names pass unchanged. */
-export function decamelize(name: string): string {
+function decamelize(name: string): string {
   return name
     .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
@@ -52,7 +52,7 @@ export function decamelize(name: string): string {
  * package name of the simple kind (no scope): lowercase letters, digits, `-` and `_`, starting
  * with a letter. Throws a one-line {@link CliError} otherwise.
  */
-export function projectNameOf(name: string): string {
+function projectNameOf(name: string): string {
   if (name.includes('/') || name.includes('\\')) {
     throw new CliError(
       `invalid project name ${JSON.stringify(name)}: it cannot contain "/" or "\\"`,
@@ -71,7 +71,7 @@ export function projectNameOf(name: string): string {
 }
 
 /** How a project made by `rankd init` depends on rankd. */
-export interface RankdDependency {
+interface RankdDependency {
   /** The `dependencies.rankd` value of its package.json. */
   spec: string;
   /** Set when `spec` is a `file:` path to a git checkout of rankd, not a version range. */
@@ -118,13 +118,13 @@ export function rankdDependencyOf(root: string = RANKD_ROOT, version: string = V
 }
 
 /** Where and how `rankd init` creates a project. */
-export interface InitOptions {
+interface InitOptions {
   /** The directory the project directory is created in. @defaultValue the current directory */
   dir?: string;
 }
 
 /** A created project. */
-export interface InitResult {
+interface InitResult {
   name: string;
   path: string;
   /** What its package.json says about rankd. */
@@ -143,7 +143,7 @@ function fillIn(path: string, values: Readonly<Record<string, string>>): void {
  * renamed files and fills in the project name and its dependency on rankd ({@link rankdDependencyOf}).
  * Nothing is downloaded. An existing destination is never touched; a failed copy is removed again.
  */
-export function initProject(name: string, options: InitOptions = {}, cwd = process.cwd()): InitResult {
+function initProject(name: string, options: InitOptions = {}, cwd = process.cwd()): InitResult {
   const projectName = projectNameOf(name);
   const path = resolve(cwd, options.dir ?? '.', projectName);
   if (existsSync(path)) throw new CliError(`destination ${path} already exists`, ErrorCode.CLI_USAGE);

@@ -3,7 +3,7 @@ import { findExecutable, findRedisServer } from '../redis/local-server.js';
 import { CliError, type Log } from './cli-error.js';
 
 /** One command of an install plan, as it is printed and run. */
-export interface InstallStep {
+interface InstallStep {
   readonly command: string;
   readonly args: readonly string[];
 }

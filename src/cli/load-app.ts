@@ -6,7 +6,7 @@ import { AppLoadError } from '../errors/index.js';
 import { withModelRoot } from '../models/model-file.js';
 
 /** Where `rankd run` looks for the app when `--app` is not given, in order (relative to the project). */
-export const DEFAULT_APP_PATHS = ['pipelines/main.ts', 'dist/pipelines/main.js'] as const;
+const DEFAULT_APP_PATHS = ['pipelines/main.ts', 'dist/pipelines/main.js'] as const;
 
 const TYPESCRIPT = /\.[cm]?tsx?$/;
 let tsxRegistered = false;

@@ -3,7 +3,7 @@ import type { Log } from './cli-error.js';
 import type { LoadCommandOptions } from './load/load-service.js';
 
 /** Largest `--batch-size`: one batch is one Redis command, and Redis buffers a command whole. */
-export const MAX_BATCH_SIZE = 100_000;
+const MAX_BATCH_SIZE = 100_000;
 
 function parseBatchSize(value: string): number {
   const size = /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;

@@ -4,7 +4,7 @@ import { ErrorCode } from '../errors/index.js';
 import { CliError, type Log } from './cli-error.js';
 
 /** `rankd load-sample`'s options, as commander parses them. */
-export interface LoadSampleOptions {
+interface LoadSampleOptions {
   dir?: string;
   app?: string;
 }
@@ -31,7 +31,7 @@ export async function runLoadSample(
   const app = await loadApp(resolveAppPath(options.app, projectDir));
   const stores = createStores(config);
   try {
-    if (!(await stores.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+    if (!(await stores.redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000))) {
       throw new CliError(
         `Redis at ${stores.redis.address} is not answering; start it with \`rankd redis\` or point REDIS_URL at one (nothing was loaded)`,
         ErrorCode.REDIS_UNAVAILABLE,

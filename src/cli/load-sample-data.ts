@@ -15,19 +15,19 @@ import { entityTarget, featureTarget, type LoadTarget } from './load/targets.js'
 const BATCH_SIZE = 1000;
 
 /** Where a project keeps its sample entities: `<entity type>.jsonl`, or the plural (`products.jsonl`). */
-export const SAMPLE_ENTITY_DIR = 'data';
+const SAMPLE_ENTITY_DIR = 'data';
 /** Where a project keeps its sample feature rows: `<view>.jsonl`. */
-export const SAMPLE_FEATURE_DIR = join('feature-store', 'data');
+const SAMPLE_FEATURE_DIR = join('feature-store', 'data');
 
 /** What {@link loadSampleData} writes with: the app's declarations and the two stores. */
-export interface SampleDataServices {
+interface SampleDataServices {
   readonly app: RankdApp;
   readonly index: EntityIndex;
   readonly features: FeatureStore;
 }
 
 /** One loaded file. */
-export interface LoadedFile {
+interface LoadedFile {
   /** Relative to the project. */
   readonly file: string;
   /** The entity type or feature view it went to. */
@@ -36,7 +36,7 @@ export interface LoadedFile {
 }
 
 /** What {@link loadSampleData} loaded. */
-export interface SampleDataSummary {
+interface SampleDataSummary {
   readonly entities: LoadedFile[];
   readonly features: LoadedFile[];
 }

@@ -20,7 +20,7 @@ const STOP_TIMEOUT_MS = 15_000;
 const LOOPBACK = '127.0.0.1';
 
 /** The pid file `rankd redis` writes: how `stop` and `status` know which instance is rankd's. */
-export function pidFileOf(dir: string): string {
+function pidFileOf(dir: string): string {
   return join(dir, 'redis.pid');
 }
 
@@ -45,10 +45,7 @@ export function runningRankdRedis(dir: string): number | undefined {
  * as the reader can type it: `npx rankd ...` when rankd runs under npm (`npm start`, `npx rankd`),
  * whose shell has no `rankd` on its PATH, only the project's node_modules/.bin through npx.
  */
-export function stopCommandFor(
-  { port, dir }: LocalRedisTarget,
-  env: NodeJS.ProcessEnv = process.env,
-): string {
+function stopCommandFor({ port, dir }: LocalRedisTarget, env: NodeJS.ProcessEnv = process.env): string {
   let command = env.npm_lifecycle_event === undefined ? 'rankd redis stop' : 'npx rankd redis stop';
   if (port !== DEFAULT_REDIS_PORT) command += ` --port ${port}`;
   if (dir !== defaultRedisDir(port)) command += ` --dir ${/[\s"'$]/.test(dir) ? JSON.stringify(dir) : dir}`;
@@ -56,7 +53,7 @@ export function stopCommandFor(
 }
 
 /** How `rankd redis` starts redis-server when it has to. */
-export interface LocalRedisStartOptions {
+interface LocalRedisStartOptions {
   /**
    * `appendfsync always`: every write is on disk (fsync) before Redis answers it, so an
    * acknowledged upload survives a crash of the machine too, at the cost of an fsync per event-loop
@@ -68,7 +65,7 @@ export interface LocalRedisStartOptions {
 }
 
 /** What {@link ensureLocalRedis} found or did. */
-export interface EnsureLocalRedisResult {
+interface EnsureLocalRedisResult {
   /** True when this call started redis-server; false when a Redis already answered. */
   started: boolean;
   /** The pid of rankd's redis-server on this target, when it is rankd's. */

@@ -11,7 +11,7 @@ import { openEventSource } from './open-event-source.js';
 import { timeRangeOptions } from './time-range-options.js';
 
 /** The flags that choose the logged rows `rankd train` and `rankd evaluate` read. */
-export interface LoggedRowsFlags {
+interface LoggedRowsFlags {
   since?: string | undefined;
   until?: string | undefined;
   window: string;
@@ -102,7 +102,7 @@ async function joinedRows(flags: LoggedRowsFlags, cwd: string): Promise<LoggedRo
 }
 
 /** Logged rows, how to name where they came from, and the rows left out as invalid. */
-export interface LoggedRows {
+interface LoggedRows {
   rows: TrainingRow[];
   what: string;
   skipped: SkippedRows;

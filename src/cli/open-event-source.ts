@@ -7,7 +7,7 @@ import { RedisKeys } from '../redis/keys.js';
 import { CliError } from './cli-error.js';
 
 /** The events a command reads, and how to let go of what it opened for them. */
-export interface OpenedEvents {
+interface OpenedEvents {
   readonly source: AsyncIterable<TimedEvent>;
   readonly close: () => Promise<void>;
 }
@@ -31,7 +31,7 @@ export async function openEventSource(
     return { source: fileEvents(resolve(cwd, input), sinceMs, untilMs, options), close: async () => {} };
   const redis = eventRedisOf(config);
   const close = () => redis.close();
-  if (!(await redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+  if (!(await redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000))) {
     await close();
     throw new CliError(
       `Redis at ${redis.address} is not answering: start it or point EVENTS_REDIS_URL (or REDIS_URL) at it`,

@@ -15,7 +15,7 @@ function portParser(min: number) {
 }
 
 /** Parses a Redis port (1–65535). */
-export const parseRedisPort = portParser(1);
+const parseRedisPort = portParser(1);
 /** Parses an HTTP port (0–65535; 0 picks a free one). */
 export const parseHttpPort = portParser(0);
 

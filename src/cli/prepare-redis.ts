@@ -6,7 +6,7 @@ import { DEFAULT_REDIS_PORT, ensureLocalRedis } from './local-redis.js';
 import { redisAddressOf } from './redis-address.js';
 
 /** How {@link prepareRedis} reports. */
-export interface PrepareRedisOptions {
+interface PrepareRedisOptions {
   /** Start a local Redis (as `rankd redis` does) when the configured one is local and silent. */
   auto: boolean;
   /** Progress lines. */

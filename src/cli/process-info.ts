@@ -29,7 +29,7 @@ export function isProcessRunning(pid: number): boolean {
 }
 
 /** The command line of `pid` as one string, or undefined when it cannot be read. */
-export function commandLineOf(pid: number): string | undefined {
+function commandLineOf(pid: number): string | undefined {
   if (process.platform === 'linux') {
     const cmdline = procFile(pid, 'cmdline');
     if (cmdline !== undefined) return cmdline.replaceAll('\0', ' ').trim();

@@ -1,7 +1,7 @@
 import { DEFAULT_REDIS_PORT } from './local-redis.js';
 
 /** Where a Redis URL points, in the pieces the CLI needs. */
-export interface RedisAddress {
+interface RedisAddress {
   host: string;
   port: number;
   /** `host:port`, as shown to users. */

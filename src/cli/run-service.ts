@@ -1,7 +1,14 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { RankdApp } from '../app/define-app.js';
-import { type Config, loadConfig, predecessorSettingWarnings, readEnvFiles } from '../config/index.js';
+import {
+  type Config,
+  loadConfig,
+  metricsPortOf,
+  predecessorSettingWarnings,
+  readEnvFiles,
+  retiredSettingWarnings,
+} from '../config/index.js';
 import { accessPolicy } from '../http/access.js';
 import { buildServer } from '../http/build-server.js';
 import { LoopWatchdog } from '../http/loop-watchdog.js';
@@ -46,7 +53,9 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   if (cluster.isWorker) return runWorker(options, output, cwd);
   const config = configOf(options, cwd);
   // Once, here: workers read the same settings and would repeat each line.
-  for (const line of predecessorSettingWarnings(readEnvFiles(cwd))) output.warn(line);
+  const settings = readEnvFiles(cwd);
+  for (const line of [...predecessorSettingWarnings(settings), ...retiredSettingWarnings(settings)])
+    output.warn(line);
   const workers = options.workers ?? 1;
   if (workers > 1) return runPrimary(workers, config, options, output, cwd);
   // The app first: a broken app module should fail before anything is started on its behalf.
@@ -58,7 +67,7 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   let metricsPort: RunningMetricsServer | undefined;
   try {
     const metrics = server.rankd.metrics;
-    // The configuration has checked that METRICS_PORT comes with metrics on.
+    // A port in METRICS_ACCESS means metrics are on.
     if (metrics !== undefined)
       metricsPort = await serveMetricsPort(config, async () => ({
         contentType: metrics.contentType,
@@ -87,22 +96,26 @@ export async function runService(options: RunOptions, output: RunOutput, cwd = p
   );
 }
 
+/** A worker silent for this many `SHUTDOWN_TIMEOUT_MS` is killed and replaced. */
+const HEARTBEAT_DRAIN_PERIODS = 3;
+
 /** How long the primary waits for its workers' metrics on a scrape; the slower ones are left out. */
 const WORKER_METRICS_TIMEOUT_MS = 3000;
 
 /**
- * Serves `render` on `METRICS_PORT` (on `HOST`), when set; a port that cannot be bound stops the
- * start, as the main port would.
+ * Serves `render` on the port `METRICS_ACCESS` names (on `HOST`), if any; a port that cannot be
+ * bound stops the start, as the main port would.
  */
 async function serveMetricsPort(
   config: Config,
   render: () => Promise<MetricsText>,
 ): Promise<RunningMetricsServer | undefined> {
-  if (config.METRICS_PORT === undefined) return undefined;
+  const port = metricsPortOf(config);
+  if (port === undefined) return undefined;
   try {
-    return await startMetricsServer(render, { port: config.METRICS_PORT, host: config.HOST });
+    return await startMetricsServer(render, { port, host: config.HOST });
   } catch (error) {
-    throw new CliError(`METRICS_PORT=${config.METRICS_PORT}: ${(error as Error).message}`);
+    throw new CliError(`METRICS_ACCESS=${port}: ${(error as Error).message}`);
   }
 }
 
@@ -127,7 +140,7 @@ function configOf(options: RunOptions, cwd: string): Config {
 }
 
 /**
- * Builds the server and waits for Redis, up to REDIS_CONNECT_TIMEOUT_MS, before it may listen:
+ * Builds the server and waits for Redis, up to REDIS_COMMAND_TIMEOUT_MS, before it may listen:
  * taking connections earlier would answer 503s, and during a reload, where the workers being
  * replaced still serve, those would be needless failures. A Redis that stays down only delays the
  * start by that much (requests then get 503s until it is back, as before).
@@ -142,18 +155,19 @@ async function buildConnected(
     app,
     ...(watchdog === undefined ? {} : { inFlightRequests: watchdog.requests }),
   });
-  await server.rankd.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS);
+  await server.rankd.redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS);
   return server;
 }
 
 /**
- * The event-loop watchdog of this process, unless `LOOP_BLOCK_TIMEOUT_MS=0`. It is also what ends
- * a process whose loop is stuck when SIGTERM comes: the signal handler cannot run then.
+ * The event-loop watchdog of this process, a drain period long (`SHUTDOWN_TIMEOUT_MS`), unless
+ * that is 0. It is also what ends a process whose loop is stuck when SIGTERM comes: the signal
+ * handler cannot run then, and the drain period is what a stop was given anyway.
  */
 function watchdogOf(config: Config, output: RunOutput): LoopWatchdog | undefined {
-  if (config.LOOP_BLOCK_TIMEOUT_MS === 0) return undefined;
+  if (config.SHUTDOWN_TIMEOUT_MS === 0) return undefined;
   return new LoopWatchdog({
-    timeoutMs: config.LOOP_BLOCK_TIMEOUT_MS,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     onError: (error) =>
       output.warn(`rankd: the event-loop watchdog stopped (${error.message}); the server keeps serving`),
   });
@@ -198,17 +212,14 @@ async function runPrimary(
   // A missing module fails here, once; the app itself is loaded by each worker, fresh on every reload.
   resolveAppPath(options.app, cwd);
   await prepareRedis(config, { auto: options.redisAuto ?? false, ...output });
-  const heartbeat = config.WORKER_HEARTBEAT_TIMEOUT_MS;
-  if (heartbeat > 0 && heartbeat <= config.LOOP_BLOCK_TIMEOUT_MS)
-    output.warn(
-      `rankd: WORKER_HEARTBEAT_TIMEOUT_MS=${heartbeat} is not above LOOP_BLOCK_TIMEOUT_MS=${config.LOOP_BLOCK_TIMEOUT_MS}: a stuck worker may be killed before its watchdog logs the requests in flight`,
-    );
+  // Three drain periods: well past a worker's own watchdog (one), whose line names the requests in flight.
+  const heartbeat = HEARTBEAT_DRAIN_PERIODS * config.SHUTDOWN_TIMEOUT_MS;
   // Once, here: the workers only serve.
   await loadSampleIfAsked(options, output, cwd);
   const supervisor = new WorkerSupervisor({
     count,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    heartbeatTimeoutMs: config.WORKER_HEARTBEAT_TIMEOUT_MS,
+    heartbeatTimeoutMs: heartbeat,
     log: output.log,
     warn: output.warn,
   });

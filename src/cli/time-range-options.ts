@@ -3,14 +3,14 @@ import { parseDuration, parseTime } from '../events/export/time-range.js';
 import { CliError } from './cli-error.js';
 
 /** The time flags `rankd events export` and `rankd train` share, as typed. */
-export interface TimeRangeFlags {
+interface TimeRangeFlags {
   since: string;
   until?: string | undefined;
   window: string;
 }
 
 /** Those flags in ms: the range of requests, and how long after a request its feedback counts. */
-export interface TimeRange {
+interface TimeRange {
   sinceMs: number;
   untilMs: number;
   windowMs: number;

@@ -2,8 +2,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { TrainRankerResult } from '../app/train-ranker.js';
-import { TrainingDataError } from '../app/training-data.js';
-import { ErrorCode } from '../errors/index.js';
+import { ErrorCode, TrainingInputError } from '../errors/index.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { loadApp, projectRootOf, resolveAppPath } from './load-app.js';
@@ -167,7 +166,7 @@ export async function runTrain(
       onProgress: progressOf(output.progress ?? process.stderr, options.progress),
     });
   } catch (error) {
-    if (error instanceof TrainingDataError) throw new CliError(error.message, ErrorCode.INPUT_INVALID);
+    if (error instanceof TrainingInputError) throw new CliError(error.message, ErrorCode.INPUT_INVALID);
     throw error;
   } finally {
     await app.close();

@@ -6,6 +6,7 @@ import { Value } from 'typebox/value';
 import { ConfigError, problemsFromSchemaErrors } from '../errors/index.js';
 import { parseLabelGrades } from './label-grades.js';
 import { PREDECESSOR_ONLY_SETTINGS } from './predecessor-settings.js';
+import { RETIRED_SETTINGS, retiredSettingLines, withRetiredSettingsRead } from './retired-settings.js';
 import { type Config, ConfigSchema } from './schema.js';
 
 const validator = Compile(ConfigSchema);
@@ -62,6 +63,7 @@ const KNOWN_NAMES = new Set<string>([
   ...Object.keys(ALIASES),
   ...Object.keys(REMOVED),
   ...Object.keys(PREDECESSOR_ONLY_SETTINGS),
+  ...Object.keys(RETIRED_SETTINGS),
   EVENT_LOGGING_ENABLED,
 ]);
 
@@ -76,6 +78,9 @@ const OVERRIDING: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['REDIS_URL', ['REDIS_HOST', 'REDIS_PORT']],
   ['EVENTS_SINK', [EVENT_LOGGING_ENABLED]],
   ['INDEX_VERSION', ['WYVERN_INDEX_VERSION']],
+  ['METRICS_ACCESS', ['METRICS_ENABLED', 'METRICS_PORT']],
+  ['OTEL_EXPORTER', ['OTEL_ENABLED', 'OTEL_EXPORTER_OTLP_ENDPOINT']],
+  ['EVENTS_FEATURES', ['EVENTS_SHOWN_FEATURES', 'EVENTS_FEATURE_SAMPLE_RATE']],
 ];
 
 /**
@@ -83,7 +88,7 @@ const OVERRIDING: ReadonlyArray<readonly [string, readonly string[]]> = [
  * to case (`redis_port` set `REDIS_PORT`). Within one source the upper-case spelling wins; other
  * variables are left as they are.
  */
-export function withSettingNamesInUpperCase(
+function withSettingNamesInUpperCase(
   source: Record<string, string | undefined>,
 ): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...source };
@@ -140,6 +145,14 @@ export function predecessorSettingWarnings(source: Record<string, string | undef
 }
 
 /**
+ * One line per setting of an earlier rankd that `source` sets, folded into another, saying what to
+ * use instead: `rankd run` prints them once at start (see retired-settings.ts).
+ */
+export function retiredSettingWarnings(source: Record<string, string | undefined>): string[] {
+  return retiredSettingLines(withSettingNamesInUpperCase(source));
+}
+
+/**
  * Validates settings once and returns them frozen. `source` is a map of environment variables
  * (strings, as the environment has them); `overrides` are already-typed values (CLI flags) that win.
  * Names match without regard to case. Unknown variables are ignored (`rankd run` names those an
@@ -161,7 +174,7 @@ export function loadConfig(
   source: Record<string, string | undefined> = process.env,
   overrides: Partial<Config> = {},
 ): Config {
-  const named = withSettingNamesInUpperCase(source);
+  const named = withRetiredSettingsRead(withSettingNamesInUpperCase(source));
   const raw: Record<string, unknown> = {};
   const problems: string[] = [];
   problems.push(...eventLoggingSwitch(named, raw));
@@ -214,7 +227,6 @@ export function loadConfig(
     }
   }
   problems.push(...clusterProblems(withDefaults), ...metricsPortProblems(withDefaults));
-  problems.push(...timeoutProblems(withDefaults));
   problems.push(...labelGradeProblems(withDefaults));
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(withDefaults as Config);
@@ -260,23 +272,14 @@ function clusterProblems(settings: Record<string, unknown>): string[] {
   return problems;
 }
 
-/** Node's HTTP server refuses to start with a headers timeout longer than its request timeout. */
-function timeoutProblems(settings: Record<string, unknown>): string[] {
-  const headers = settings.HEADERS_TIMEOUT_MS;
-  const request = settings.REQUEST_TIMEOUT_MS;
-  if (typeof headers !== 'number' || typeof request !== 'number') return [];
-  if (headers > 0 && request > 0 && headers > request)
-    return [`HEADERS_TIMEOUT_MS=${headers}: must not be more than REQUEST_TIMEOUT_MS (${request})`];
-  return [];
-}
-
-/** `METRICS_PORT` must be a port of its own, and have metrics to serve. */
+/** A `METRICS_ACCESS` port must be a port, and one of its own. */
 function metricsPortProblems(settings: Record<string, unknown>): string[] {
-  const port = settings.METRICS_PORT;
-  if (port === undefined) return [];
+  const access = settings.METRICS_ACCESS;
+  if (typeof access !== 'string' || !/^\d+$/.test(access)) return [];
+  const port = Number(access);
+  if (port < 1 || port > 65535) return [`METRICS_ACCESS=${port}: a port is from 1 to 65535`];
   if (port === settings.PORT)
-    return [`METRICS_PORT=${port}: must differ from PORT (the metrics get a port of their own)`];
-  if (settings.METRICS_ENABLED === false) return [`METRICS_PORT=${port}: set, but METRICS_ENABLED=false`];
+    return [`METRICS_ACCESS=${port}: must differ from PORT (the metrics get a port of their own)`];
   return [];
 }
 
@@ -290,6 +293,22 @@ function allowedValues(name: string): string[] | undefined {
 /** The Redis URL the configuration points at: `REDIS_URL`, else `redis://REDIS_HOST:REDIS_PORT`. */
 export function redisUrlOf(config: Config): string {
   return config.REDIS_URL ?? `redis://${config.REDIS_HOST}:${config.REDIS_PORT}`;
+}
+
+/** The port of its own `METRICS_ACCESS` gives `/metrics`, if it names one. */
+export function metricsPortOf(config: Pick<Config, 'METRICS_ACCESS'>): number | undefined {
+  return /^\d+$/.test(config.METRICS_ACCESS) ? Number(config.METRICS_ACCESS) : undefined;
+}
+
+/** The file `EVENTS_SINK` names (`file`: `./events.jsonl`; `file:<path>`), if it is a file. */
+export function eventsFileOf(config: Pick<Config, 'EVENTS_SINK'>): string | undefined {
+  if (config.EVENTS_SINK === 'file') return './events.jsonl';
+  return config.EVENTS_SINK.startsWith('file:') ? config.EVENTS_SINK.slice('file:'.length) : undefined;
+}
+
+/** Where spans go, from `OTEL_EXPORTER`: nowhere, the console, or an OTLP/HTTP receiver's base URL. */
+export function spanDestinationOf(config: Pick<Config, 'OTEL_EXPORTER'>): string {
+  return config.OTEL_EXPORTER === 'otlp' ? 'http://localhost:4318' : config.OTEL_EXPORTER;
 }
 
 /** `EVENTS_LABEL_GRADES` as `type=grade,...` with whole grades: `click=1.5` says why it is refused. */

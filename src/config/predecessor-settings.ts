@@ -21,8 +21,7 @@ export const PREDECESSOR_ONLY_SETTINGS: Readonly<Record<string, string>> = {
   SNOWFLAKE_WAREHOUSE: 'rankd has no offline store: `rankd events export` writes training rows',
   SNOWFLAKE_DATABASE: 'rankd has no offline store: `rankd events export` writes training rows',
   SNOWFLAKE_OFFLINE_STORE_SCHEMA: 'rankd has no offline store: `rankd events export` writes training rows',
-  SNOWFLAKE_REALTIME_FEATURE_LOG_TABLE:
-    'feature values are logged as FEATURE events (EVENTS_KINDS, EVENTS_FEATURE_SAMPLE_RATE)',
+  SNOWFLAKE_REALTIME_FEATURE_LOG_TABLE: 'feature values are logged as FEATURE events (EVENTS_FEATURES)',
   AWS_REGION_NAME: 'events go to EVENTS_SINK (a Redis stream or a file), not Firehose',
   FEATURE_STORE_TIMEOUT: 'use REDIS_COMMAND_TIMEOUT_MS (features are read from Redis)',
   SERVER_TIMEOUT: 'use KEEP_ALIVE_TIMEOUT_MS (in milliseconds)',

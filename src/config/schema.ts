@@ -12,29 +12,25 @@ export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 5001, minimum: 0, maximum: 65535 }),
   /**
    * On SIGTERM/SIGINT (or a worker being replaced), how long in-flight requests may take to finish
-   * before their connections are cut, in ms. @defaultValue `10000`
+   * before their connections are cut, in ms. Also how long the event loop may go without running
+   * (code stuck in a loop, a huge synchronous computation) before the process logs the requests in
+   * flight and ends itself with SIGKILL: a stuck process cannot even see a SIGTERM, and so still
+   * ends within the drain period (plus half a second), well before a liveness probe (3 failures
+   * 10 s apart) would restart it without saying why. Watched from a thread once the server listens
+   * (loading models is not watched). With `rankd run --workers N`, a worker that has not answered
+   * the primary's heartbeat pings for three times this is killed and replaced: its own watchdog,
+   * whose line names the requests in flight, acts first. 0 = no drain, no watchdog, no heartbeat.
+   * @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /**
-   * Longest time a client may take to send a request's headers, in ms: past it the answer is a 408
-   * and the connection is closed. Headers fit in one packet (Node refuses more than 16 KiB), so a
-   * live client sends them at once; 10 s still allows for several lost packets. 0 = no limit. Not
-   * more than `REQUEST_TIMEOUT_MS`. @defaultValue `10000`
-   */
-  HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
-  /**
    * Longest time a client may take to send a whole request, headers and body, in ms (the time rankd
    * takes to answer is not counted): past it the answer is a 408 and the connection is closed. 60 s
-   * lets a `BODY_LIMIT` body (10 MB) arrive at 1.4 Mbit/s; a LAN sends it in under a second.
-   * 0 = no limit. @defaultValue `60000`
+   * lets a `BODY_LIMIT` body (10 MB) arrive at 1.4 Mbit/s; a LAN sends it in under a second. A sixth
+   * of it (10 s) bounds the headers, and each pause while the body arrives. 0 = none of these limits.
+   * @defaultValue `60000`
    */
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0 }),
-  /**
-   * Longest pause while a request's body arrives (from the headers to the first byte of the body,
-   * and between two pieces of it), in ms: past it the answer is a 408 and the connection is closed,
-   * long before `REQUEST_TIMEOUT_MS` for a client that stopped sending. 0 = no limit. @defaultValue `10000`
-   */
-  BODY_IDLE_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /**
    * How long a keep-alive connection may stay idle between requests before rankd closes it, in ms.
    * Behind a load balancer it must be longer than the balancer's own idle timeout (AWS ALB's and
@@ -47,24 +43,6 @@ export const ConfigSchema = Type.Object({
    * @defaultValue `10000`
    */
   MAX_CONNECTIONS: Type.Integer({ default: 10_000, minimum: 0 }),
-  /**
-   * How long the event loop may go without running (code stuck in a loop, a huge synchronous
-   * computation) before the process logs the requests in flight and ends itself with SIGKILL, in
-   * ms; 0 = never. Watched from a thread from the moment the server listens (loading models before
-   * that is not watched). The default equals the `SHUTDOWN_TIMEOUT_MS` default: a stuck process,
-   * which cannot even see a SIGTERM, then ends within that drain period (plus half a second), and
-   * well before a liveness probe (3 failures 10 s apart) would restart it without saying why.
-   * Healthy requests never keep the loop for anything near it. @defaultValue `10000`
-   */
-  LOOP_BLOCK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
-  /**
-   * With `rankd run --workers N`: a worker that has not answered the primary's heartbeat pings for
-   * this long is killed (SIGKILL) and replaced, in ms; 0 = never. Workers are pinged once they
-   * listen, and not while they drain. Longer than `LOOP_BLOCK_TIMEOUT_MS`, so that a stuck worker's own watchdog, whose line names the
-   * requests in flight, acts first; this catches what that cannot (the watchdog off, a stopped
-   * process). @defaultValue `30000`
-   */
-  WORKER_HEARTBEAT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 0 }),
   /** Full Redis URL; wins over `REDIS_HOST`/`REDIS_PORT` when set. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Redis host, used when `REDIS_URL` is not set. @defaultValue `localhost` */
@@ -83,9 +61,10 @@ export const ConfigSchema = Type.Object({
    * @defaultValue `false`
    */
   EXPOSE_REDIS_ADDRESS: Type.Boolean({ default: false }),
-  /** How long one connection attempt to Redis may take, in ms. @defaultValue `2000` */
-  REDIS_CONNECT_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
-  /** How long one Redis command may take before the request answers 503, in ms. @defaultValue `2000` */
+  /**
+   * How long one Redis command may take before the request answers 503, in ms; also how long one
+   * connection attempt may take. @defaultValue `2000`
+   */
   REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 1 }),
   /**
    * What `entities/get` and `features/get` do on a Redis Cluster while some masters cannot answer:
@@ -132,37 +111,35 @@ export const ConfigSchema = Type.Object({
    */
   ENVIRONMENT: Type.String({ default: 'development' }),
   /**
-   * Where recorded events go: a Redis Stream (`{PROJECT_NAME}:events`), a JSON Lines file, or
-   * nowhere. See docs/reference/events.md. @defaultValue `redis`
+   * Where recorded events go: `redis` (a Redis Stream, `{PROJECT_NAME}:events`), `file` (JSON Lines
+   * in `./events.jsonl`), `file:<path>` (JSON Lines in that file), or `off`. See
+   * docs/reference/events.md. @defaultValue `redis`
    */
-  EVENTS_SINK: Type.Union([Type.Literal('redis'), Type.Literal('file'), Type.Literal('off')], {
-    default: 'redis',
-  }),
+  EVENTS_SINK: Type.Union(
+    [Type.Literal('redis'), Type.Literal('file'), Type.Literal('off'), Type.String({ pattern: '^file:.+' })],
+    { default: 'redis' },
+  ),
   /**
    * Event kinds sent to the sink (comma-separated). `CUSTOM` covers every app-defined type. FEATURE
-   * events follow `EVENTS_FEATURE_SAMPLE_RATE`; listing FEATURE here logs them for every request.
-   * @defaultValue `MODEL,IMPRESSION,CANDIDATE,EXPERIMENTATION,BUSINESS_LOGIC,CUSTOM`
+   * events follow `EVENTS_FEATURES`. @defaultValue `MODEL,IMPRESSION,CANDIDATE,EXPERIMENTATION,BUSINESS_LOGIC,CUSTOM`
    */
   EVENTS_KINDS: Type.Array(
     Type.Union(
-      ['FEATURE', 'MODEL', 'BUSINESS_LOGIC', 'CANDIDATE', 'IMPRESSION', 'EXPERIMENTATION', 'CUSTOM'].map(
-        (k) => Type.Literal(k),
+      ['MODEL', 'BUSINESS_LOGIC', 'CANDIDATE', 'IMPRESSION', 'EXPERIMENTATION', 'CUSTOM'].map((k) =>
+        Type.Literal(k),
       ),
     ),
     { default: ['MODEL', 'IMPRESSION', 'CANDIDATE', 'EXPERIMENTATION', 'BUSINESS_LOGIC', 'CUSTOM'] },
   ),
   /**
-   * Share of requests whose FEATURE events of every candidate (the model's inputs, shown or not)
-   * go to the sink: they are large, so only a sample is logged. 0 = never, 1 = every request.
-   * The shown candidates' are logged anyway with `EVENTS_SHOWN_FEATURES`. @defaultValue `0.01`
+   * Which feature values go to the sink. `shown`: each value the model read for every candidate
+   * shown (the page) and for the request's own entities (its user, its query), in every request
+   * (the training data of the next model), and those of every candidate in one request of a hundred
+   * (they are large). `all`: every candidate's, in every request. `off`: none. @defaultValue `shown`
    */
-  EVENTS_FEATURE_SAMPLE_RATE: Type.Number({ default: 0.01, minimum: 0, maximum: 1 }),
-  /**
-   * FEATURE events for every candidate shown (the page) and for the request's own entities (its
-   * user, its query) in every request: each value the model read, the training data of the next
-   * model. `false`: only sampled requests log features. @defaultValue `true`
-   */
-  EVENTS_SHOWN_FEATURES: Type.Boolean({ default: true }),
+  EVENTS_FEATURES: Type.Union([Type.Literal('shown'), Type.Literal('all'), Type.Literal('off')], {
+    default: 'shown',
+  }),
   /**
    * The export's label per feedback type (`type=grade`, comma-separated; a grade is a whole number
    * from 0 to 31, checked in load.ts); other types grade 0, a row's label is the highest grade of
@@ -170,35 +147,15 @@ export const ConfigSchema = Type.Object({
    */
   EVENTS_LABEL_GRADES: Type.String({ default: 'purchase=3,add_to_cart=2,click=1', minLength: 1 }),
   /**
-   * About how many events the event stream keeps (`XADD MAXLEN ~`, converted to entries, one per
-   * request, by the mean events per entry). @defaultValue `1000000`
-   */
-  EVENTS_STREAM_MAXLEN: Type.Integer({ default: 1_000_000, minimum: 1 }),
-  /**
-   * Most bytes of Redis memory the event stream may take (`MEMORY USAGE`, measured now and then and
-   * converted to `MAXLEN ~` entries). Small by default because the stream shares the index's Redis
-   * unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. 0 = no byte cap.
+   * The event stream's budget: most bytes of Redis memory it may take (`MEMORY USAGE`, measured now
+   * and then and converted to `MAXLEN ~` entries). Small by default because the stream shares the
+   * index's Redis unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. Beside the
+   * index the stream also keeps to a quarter of `maxmemory` and a day of requests; in a Redis of its
+   * own to all of `maxmemory`, for as long as the budget holds. Either way it gives memory back once
+   * the rest of Redis passes 90% of `maxmemory`. 0 = no byte cap.
    * @defaultValue `67108864` (64 MiB)
    */
   EVENTS_STREAM_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 0 }),
-  /**
-   * Entries older than this (by their id, the time they reached the stream) are trimmed
-   * (`XTRIM MINID ~`, Redis ≥ 6.2), in ms. 0 = no age cap. @defaultValue `86400000` (24 h)
-   */
-  EVENTS_STREAM_MAX_AGE_MS: Type.Integer({ default: 24 * 60 * 60 * 1000, minimum: 0 }),
-  /**
-   * Most events waiting to be written; past it a request's events are dropped (and counted), so a
-   * slow or unreachable sink never grows memory. @defaultValue `100000`
-   */
-  EVENTS_BUFFER_MAX: Type.Integer({ default: 100_000, minimum: 1 }),
-  /** Most events in one write to the sink (whole requests); this many waiting are written at once. @defaultValue `1000` */
-  EVENTS_BATCH_SIZE: Type.Integer({ default: 1000, minimum: 1, maximum: 100_000 }),
-  /** How often waiting events are written, in ms. @defaultValue `50` */
-  EVENTS_FLUSH_INTERVAL_MS: Type.Integer({ default: 50, minimum: 1, maximum: 60_000 }),
-  /** Longest wait, on server close, for waiting events to be written, in ms. @defaultValue `2000` */
-  EVENTS_CLOSE_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 0 }),
-  /** The file `EVENTS_SINK=file` appends to. @defaultValue `./events.jsonl` */
-  EVENTS_FILE: Type.String({ default: './events.jsonl', minLength: 1 }),
   /** Redis holding the event stream, when not the main one (`REDIS_URL` / `REDIS_HOST`). */
   EVENTS_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** pino log level. @defaultValue `info` */
@@ -206,48 +163,40 @@ export const ConfigSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
-  /** Serve `GET /metrics` (Prometheus) and keep the metrics behind it. @defaultValue `true` */
-  METRICS_ENABLED: Type.Boolean({ default: true }),
   /**
-   * Who may read `/metrics` on the main port: `key` (as the API routes: a key once `API_KEYS` is
-   * set, so that turning keys on leaves nothing open by mistake) or `public`. A scraper that holds
-   * no key reads `METRICS_PORT` instead. @defaultValue `key`
+   * Who may read `GET /metrics` (Prometheus): `key` (on the main port, as the API routes: a key once
+   * `API_KEYS` is set, so that turning keys on leaves nothing open by mistake), `public` (on the main
+   * port, no key), a port number (a port of its own, without any key, for a scraper inside the
+   * network: `rankd run` serves it on `HOST`, and with `--workers` the primary serves it, summing
+   * every worker's metrics), or `off` (no metrics served or kept). @defaultValue `key`
    */
-  METRICS_ACCESS: Type.Union([Type.Literal('public'), Type.Literal('key')], { default: 'key' }),
+  METRICS_ACCESS: Type.Union(
+    [
+      Type.Literal('public'),
+      Type.Literal('key'),
+      Type.Literal('off'),
+      Type.String({ pattern: '^[0-9]{1,5}$' }),
+    ],
+    { default: 'key' },
+  ),
   /**
-   * A port of its own for `GET /metrics`, without any key, for a scraper inside the network (a
-   * port the Service or load balancer does not expose): `rankd run` serves it on `HOST`, and the
-   * main port then has no `/metrics`. With `--workers`, the primary serves it, summing every
-   * worker's metrics. Unset: `/metrics` is on the main port.
+   * OpenTelemetry spans per request and per pipeline stage, and where they go: `otlp` (OTLP over
+   * HTTP to `http://localhost:4318`), the base URL of another OTLP/HTTP receiver (spans are POSTed
+   * to `<it>/v1/traces`), `console`, or `off`. Off: no OpenTelemetry package is even loaded. On:
+   * needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and
+   * `@opentelemetry/exporter-trace-otlp-http` for OTLP). @defaultValue `off`
    */
-  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
-  /**
-   * OpenTelemetry spans per request and per pipeline stage. Off: no OpenTelemetry package is even
-   * loaded. On: needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and
-   * `@opentelemetry/exporter-trace-otlp-http` for OTLP). @defaultValue `false`
-   */
-  OTEL_ENABLED: Type.Boolean({ default: false }),
-  /** Where spans go when tracing is on: OTLP over HTTP, or the console. @defaultValue `otlp` */
-  OTEL_EXPORTER: Type.Union([Type.Literal('otlp'), Type.Literal('console')], { default: 'otlp' }),
-  /** Base URL of the OTLP/HTTP receiver; spans are POSTed to `<it>/v1/traces`. @defaultValue `http://localhost:4318` */
-  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({ default: 'http://localhost:4318', pattern: '^https?://' }),
+  OTEL_EXPORTER: Type.Union(
+    [
+      Type.Literal('off'),
+      Type.Literal('otlp'),
+      Type.Literal('console'),
+      Type.String({ pattern: '^https?://' }),
+    ],
+    { default: 'off' },
+  ),
   /** `service.name` of the spans. @defaultValue `rankd` */
   OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
-  /**
-   * Most of its Redis's `maxmemory` the event stream may take, as a share (read with `INFO memory`
-   * at start and every 10 s of writes; no limit when Redis has no `maxmemory`). Whatever the share,
-   * the stream gives memory back when the rest of Redis passes 90% of `maxmemory`: past its budget
-   * it is trimmed, then events are dropped, never an index or feature write refused. Unset: `0.25`
-   * while the stream shares the index's Redis, `1` in a Redis of its own (`EVENTS_REDIS_URL`).
-   */
-  EVENTS_MAXMEMORY_SHARE: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
-  /**
-   * How often the server checks that the index holds entities of each entity type the app declares
-   * (a SCAN until one key matches): an empty one is logged, shown by `/readyz` (`empty_entity_types`)
-   * and `rankd_index_empty`. Checked once Redis answers, then at this interval; `0` turns it off.
-   * @defaultValue `60000`
-   */
-  INDEX_EMPTY_CHECK_INTERVAL_MS: Type.Integer({ default: 60_000, minimum: 0 }),
 
   // Admission control (src/http/admission-control.ts; docs/reference/configuration.md, "Admission control").
   /**

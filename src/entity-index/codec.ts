@@ -1,5 +1,4 @@
 import { compressFrameSync, decompressFrameSync } from 'lz4-napi';
-import type { StoredValue } from '../redis/connection.js';
 
 /** How index values are written. Reads accept both, whatever the setting. */
 export type IndexCodec = 'json' | 'lz4';
@@ -28,9 +27,4 @@ export function encodeEntityBytes(json: Buffer, codec: IndexCodec): Buffer {
  */
 export function decodeEntityBytes(value: Buffer): Buffer {
   return isLz4Frame(value) ? decompressFrameSync(value) : value;
-}
-
-/** Whether a stored value is present. */
-export function isPresent(value: StoredValue): value is Buffer {
-  return value !== null;
 }

@@ -28,7 +28,7 @@ export type EntityData = Record<string, unknown>;
 export type OnUnread = (unread: UnreadKeys) => void;
 
 /** What {@link EntityIndex.getAvailableBytes} read, and the ids it could not read. */
-export interface AvailableEntities {
+interface AvailableEntities {
   /** Found entities' stored JSON, by id, each id once. */
   readonly found: Array<[id: string, json: Buffer]>;
   /** Ids whose node could not answer (neither found nor known to be missing), each once, in request order. */

@@ -97,7 +97,8 @@ export const ErrorCode = {
   MODEL_INVALID: 'RANKD_MODEL_INVALID',
   /**
    * A data file given to the CLI (`rankd index load`, `rankd features load`, sample data) cannot
-   * be read, decompressed or parsed past some line. Never over HTTP (400 if it were).
+   * be read, decompressed or parsed past some line; or data training cannot use
+   * ({@link TrainingInputError}). Never over HTTP (400 if it were).
    */
   INPUT_INVALID: 'RANKD_INPUT_INVALID',
   /**
@@ -596,6 +597,30 @@ export class ModelNotFoundError extends RankdError {
 export class ConfigError extends RankdError {
   constructor(problems: readonly string[]) {
     super(ErrorCode.CONFIG_INVALID, 500, `Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/**
+ * Data or options training cannot use: a data set or option the trainer cannot take (rows and
+ * groups that do not add up, a label that is not a grade, a learning rate of 0), or logs that
+ * `rankd train` and `rankd evaluate` cannot learn or judge from (no events, no labels, a feature
+ * the model reads missing from them). The message says which and where; the CLI prints it as its
+ * one line. Code `RANKD_INPUT_INVALID` (never over HTTP; 400 if it were).
+ *
+ * @example
+ * ```ts
+ * import { datasetFromRows, TrainingInputError } from 'rankd/training';
+ *
+ * try {
+ *   datasetFromRows(['price'], [{ group: 1, label: 1, values: [1, 2] }]); // two values, one feature
+ * } catch (error) {
+ *   if (error instanceof TrainingInputError) console.error(error.message);
+ * }
+ * ```
+ */
+export class TrainingInputError extends RankdError {
+  constructor(message: string) {
+    super(ErrorCode.INPUT_INVALID, 400, message);
   }
 }
 

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { type Config, redisUrlOf } from '../config/index.js';
+import { type Config, eventsFileOf, redisUrlOf } from '../config/index.js';
 import { RedisOutOfMemoryError } from '../errors/index.js';
 import { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import { budgetSentence } from './event-budget.js';
-import { EventSink } from './event-sink.js';
+import { EventSink, type EventSinkOptions } from './event-sink.js';
 import {
   EventBudgetFullError,
   type EventWriter,
@@ -15,7 +15,7 @@ import {
 import { EventPolicy } from './recorder.js';
 
 /** Where a sink reports trouble; the server passes its logger. */
-export interface SinkLog {
+interface SinkLog {
   warn(message: string): void;
   info(message: string): void;
 }
@@ -28,7 +28,7 @@ export function eventRedisOf(config: Config, log?: SinkLog, onReady?: () => void
   return new RedisConnection({
     url: config.EVENTS_REDIS_URL ?? redisUrlOf(config),
     clusterNodes: config.EVENTS_REDIS_URL === undefined ? config.REDIS_CLUSTER_NODES : [],
-    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    connectTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     ...(log === undefined
       ? {}
@@ -52,20 +52,47 @@ export function eventRedisOf(config: Config, log?: SinkLog, onReady?: () => void
   });
 }
 
-/** The sink `EVENTS_SINK` names, with the buffering settings of the configuration. */
+/** How long the stream keeps an entry beside the index. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** With `EVENTS_FEATURES=shown`, the share of requests that log every candidate's features. */
+const SHOWN_SAMPLE_RATE = 0.01;
+
+/** How a sink buffers and batches (see {@link EventSinkOptions}). */
+export type EventBuffering = Pick<
+  EventSinkOptions,
+  'bufferMax' | 'batchSize' | 'flushIntervalMs' | 'closeTimeoutMs'
+>;
+
+/**
+ * How the server's sink buffers: room for 100,000 waiting events (then a request's events are
+ * dropped and counted, so a slow or unreachable sink never grows memory), writes of up to 1000,
+ * at least every 50 ms, and 2 s on close for the last ones.
+ */
+export const SINK_BUFFERING: EventBuffering = {
+  bufferMax: 100_000,
+  batchSize: 1000,
+  flushIntervalMs: 50,
+  closeTimeoutMs: 2000,
+};
+
+/** The sink `EVENTS_SINK` names, buffering as {@link SINK_BUFFERING} unless `buffering` says otherwise. */
 export function createEventSink(
   config: Config,
   keys: RedisKeys,
   log?: SinkLog,
   cwd = process.cwd(),
+  buffering: Partial<EventBuffering> = {},
 ): EventSink {
   let writer: EventWriter;
   if (config.EVENTS_SINK === 'redis') {
+    // Beside the index, the stream is a small guest: a quarter of maxmemory, a day of requests (no
+    // request or user id kept longer). A Redis of its own is the stream's, kept for training.
+    const ownRedis = config.EVENTS_REDIS_URL !== undefined;
     const caps = {
-      maxEvents: config.EVENTS_STREAM_MAXLEN,
       maxBytes: config.EVENTS_STREAM_MAX_BYTES,
-      maxAgeMs: config.EVENTS_STREAM_MAX_AGE_MS,
-      maxmemoryShare: config.EVENTS_MAXMEMORY_SHARE ?? (config.EVENTS_REDIS_URL === undefined ? 0.25 : 1),
+      maxAgeMs: ownRedis ? 0 : DAY_MS,
+      maxmemoryShare: ownRedis ? 1 : 0.25,
     };
     let stream: RedisStreamWriter | undefined;
     // Read Redis's maxmemory once connected (and after each reconnection): the budget is said at start.
@@ -74,7 +101,7 @@ export function createEventSink(
       onAgeTrimFailure: (error) =>
         log?.warn(
           `The event Redis refuses XTRIM MINID (${error instanceof Error ? error.message : String(error)}): ` +
-            'it is older than 6.2, so EVENTS_STREAM_MAX_AGE_MS is not applied; the other caps are',
+            'it is older than 6.2, so entries are not trimmed after a day; the byte budget still applies',
         ),
       onBudget: (budget) => {
         const sentence = budgetSentence(budget, caps.maxBytes, caps.maxmemoryShare);
@@ -85,8 +112,10 @@ export function createEventSink(
       },
     });
     writer = stream;
-  } else if (config.EVENTS_SINK === 'file') writer = new FileEventWriter(resolve(cwd, config.EVENTS_FILE));
-  else writer = new NullEventWriter();
+  } else {
+    const file = eventsFileOf(config);
+    writer = file === undefined ? new NullEventWriter() : new FileEventWriter(resolve(cwd, file));
+  }
   return new EventSink({
     writer,
     policy:
@@ -94,14 +123,12 @@ export function createEventSink(
         ? EventPolicy.NONE
         : new EventPolicy(
             config.EVENTS_KINDS,
-            config.EVENTS_FEATURE_SAMPLE_RATE,
+            config.EVENTS_FEATURES === 'all' ? 1 : config.EVENTS_FEATURES === 'shown' ? SHOWN_SAMPLE_RATE : 0,
             Math.random,
-            config.EVENTS_SHOWN_FEATURES,
+            config.EVENTS_FEATURES !== 'off',
           ),
-    bufferMax: config.EVENTS_BUFFER_MAX,
-    batchSize: config.EVENTS_BATCH_SIZE,
-    flushIntervalMs: config.EVENTS_FLUSH_INTERVAL_MS,
-    closeTimeoutMs: config.EVENTS_CLOSE_TIMEOUT_MS,
+    ...SINK_BUFFERING,
+    ...buffering,
     ...(log === undefined
       ? {}
       : {

@@ -5,10 +5,10 @@ import type { MemoryReport } from '../redis/out-of-memory.js';
  * index's writes in flight and clients' buffers. Past `maxmemory × (1 − this)`, the stream gives
  * memory back (is trimmed) rather than let an upload be refused.
  */
-export const EVENTS_HEADROOM = 0.1;
+const EVENTS_HEADROOM = 0.1;
 
 /** What bounds the stream: its byte cap, its share of `maxmemory`, the room left in Redis, or nothing. */
-export type BudgetLimit = 'cap' | 'share' | 'room' | 'none';
+type BudgetLimit = 'cap' | 'share' | 'room' | 'none';
 
 /** The bytes the event stream may take in its Redis now, and why not more. */
 export interface EventBudget {
@@ -51,7 +51,7 @@ export function eventBudget(
 }
 
 /** `12.5 MiB` */
-export function mebibytes(bytes: number): string {
+function mebibytes(bytes: number): string {
   const mib = bytes / 1_048_576;
   return `${mib.toFixed(mib < 10 ? 2 : 1)} MiB`;
 }
@@ -63,7 +63,7 @@ export function budgetSentence(budget: EventBudget, capBytes: number, share: num
     case 'share':
       return (
         `the event stream keeps to ${mebibytes(budget.bytes)}, ${Math.round(share * 100)}% of its Redis's maxmemory ` +
-        `(${max}; EVENTS_MAXMEMORY_SHARE)` +
+        `(${max}; ${share < 1 ? 'a Redis of its own, EVENTS_REDIS_URL, gets all of it' : 'its own Redis'})` +
         (capBytes > 0
           ? `: EVENTS_STREAM_MAX_BYTES (${mebibytes(capBytes)}) does not fit in it`
           : ': EVENTS_STREAM_MAX_BYTES is 0 (no byte cap)')

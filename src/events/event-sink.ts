@@ -33,13 +33,7 @@ export interface EventSinkStats {
  * (a custom event that is not JSON), `closing` (still waiting at the end of the close wait),
  * `over_budget` (no room within the stream's memory budget, once trimmed: see event-budget.ts).
  */
-export type DropReason =
-  | 'buffer_full'
-  | 'redis_oom'
-  | 'write_failed'
-  | 'not_json'
-  | 'closing'
-  | 'over_budget';
+type DropReason = 'buffer_full' | 'redis_oom' | 'write_failed' | 'not_json' | 'closing' | 'over_budget';
 
 /** Every {@link DropReason}, in the order metrics list them. */
 export const DROP_REASONS: readonly DropReason[] = [

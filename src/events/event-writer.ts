@@ -15,20 +15,18 @@ export interface EventWriter {
   close(): Promise<void>;
 }
 
-/** The caps of the event stream (`EVENTS_STREAM_MAXLEN`, `EVENTS_STREAM_MAX_BYTES`, `EVENTS_STREAM_MAX_AGE_MS`). */
-export interface StreamCaps {
-  /** About how many events the stream keeps. */
-  readonly maxEvents: number;
+/** The event stream's budget (`EVENTS_STREAM_MAX_BYTES`), and what bounds it beside the index. */
+interface StreamCaps {
   /** About how many bytes of Redis memory the stream may take; 0 = no byte cap. */
   readonly maxBytes: number;
   /** Entries older than this, in ms, are trimmed; 0 = no age cap. */
   readonly maxAgeMs: number;
-  /** Share of its Redis's `maxmemory` the stream may take (`EVENTS_MAXMEMORY_SHARE`). */
+  /** Share of its Redis's `maxmemory` the stream may take. */
   readonly maxmemoryShare: number;
 }
 
 /** What a stream writer tells its owner (the server logs it). */
-export interface StreamWriterEvents {
+interface StreamWriterEvents {
   /** The Redis refuses `XTRIM MINID` (older than 6.2): the age cap is off. */
   onAgeTrimFailure?(error: unknown): void;
   /** The budget was read for the first time, or Redis's `maxmemory` or what bounds the stream changed. */
@@ -53,6 +51,8 @@ export class EventBudgetFullError extends EventSinkUnavailableError {
 const MEASURE_EVERY_ENTRIES = 1000;
 /** Longest time between two measurements of the stream's bytes and its Redis's memory. */
 const MEASURE_EVERY_MS = 10_000;
+/** `MAXLEN ~` when nothing bounds the stream (no byte cap and no `maxmemory`). */
+const UNBOUNDED_ENTRIES = Number.MAX_SAFE_INTEGER;
 /** Shortest time between two age trims: `XTRIM MINID ~` only removes whole nodes anyway. */
 const AGE_TRIM_EVERY_MS = 1000;
 /**
@@ -67,12 +67,11 @@ const ESTIMATED_OVERHEAD = 1.25;
  * its connection, so event batches never queue behind (or in front of) a request's reads on the
  * server's connection.
  *
- * Caps, the tightest wins: `EVENTS_STREAM_MAXLEN` counts events, converted to entries with the
- * mean events per record written so far; the byte budget (see {@link eventBudget}: the byte cap,
- * the share of `maxmemory`, and what the index leaves) is converted to entries with the stream's
- * measured bytes per entry (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is
- * ready, before the first write, then every 1000 entries or 10 s); both become XADD's `MAXLEN ~`.
- * The age cap is an `XTRIM MINID ~` at most once a second.
+ * One budget: the byte budget (see {@link eventBudget}: the byte cap, the share of `maxmemory`,
+ * and what the index leaves) is converted to entries with the stream's measured bytes per entry
+ * (`MEMORY USAGE` ÷ `XLEN`, read with `INFO memory` when the connection is ready, before the first
+ * write, then every 1000 entries or 10 s), XADD's `MAXLEN ~`. Beside the index, entries older
+ * than a day go too: an `XTRIM MINID ~` at most once a second.
  *
  * A budget too small for one entry (Redis near its `maxmemory` with other data) trims the stream
  * and refuses the batch ({@link EventBudgetFullError}); it is read again before each write until
@@ -88,7 +87,6 @@ export class RedisStreamWriter implements EventWriter {
   readonly #caps: StreamCaps;
   readonly #listeners: StreamWriterEvents;
   #records = 0;
-  #events = 0;
   /** Characters of the field values written, for the estimate before a measurement. */
   #chars = 0;
   #bytesPerEntry: number | undefined;
@@ -128,12 +126,9 @@ export class RedisStreamWriter implements EventWriter {
     await this.#measure(Date.now());
   }
 
-  /** The `MAXLEN ~` of the next write: the tighter of the event cap and the byte budget, in entries (0: none fits). */
+  /** The `MAXLEN ~` of the next write: the byte budget in entries (0: none fits). */
   get maxEntries(): number {
-    let cap =
-      this.#events === 0
-        ? this.#caps.maxEvents
-        : Math.ceil((this.#caps.maxEvents * this.#records) / this.#events);
+    let cap = UNBOUNDED_ENTRIES;
     const perEntry =
       this.#bytesPerEntry ??
       (this.#records === 0 ? undefined : (ESTIMATED_OVERHEAD * this.#chars) / this.#records);
@@ -146,7 +141,6 @@ export class RedisStreamWriter implements EventWriter {
   async write(records: readonly EventRecord[]): Promise<void> {
     if (records.length === 0) return;
     const entries = records.map(recordFields);
-    for (const record of records) this.#events += record.count;
     for (const fields of entries)
       for (let i = 1; i < fields.length; i += 2) this.#chars += (fields[i] as string).length;
     this.#records += records.length;

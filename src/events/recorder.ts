@@ -78,12 +78,12 @@ export const SHADOW = 'SHADOW';
 
 /**
  * One event per request: the model's inputs for each candidate shown and the features of the
- * request's own entities (`EVENTS_SHOWN_FEATURES`), as rows of values under one list of names.
+ * request's own entities (`EVENTS_FEATURES=shown`), as rows of values under one list of names.
  */
 export const FEATURE_ROWS = 'FEATURE_ROWS';
 
 /**
- * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURE_SAMPLE_RATE`.
+ * Which events of a request go to the sink, from `EVENTS_KINDS` and `EVENTS_FEATURES`.
  * Built once per server; per request it only draws whether FEATURE events are sampled.
  */
 export class EventPolicy {
@@ -95,7 +95,7 @@ export class EventPolicy {
   readonly #random: () => number;
 
   /**
-   * `shownFeatures` (`EVENTS_SHOWN_FEATURES`): every request sends a {@link FEATURE_ROWS} event, the
+   * `shownFeatures` (`EVENTS_FEATURES=shown`): every request sends a {@link FEATURE_ROWS} event, the
    * shown candidates' inputs (training data); `featureSampleRate` samples the per-value FEATURE
    * events of all candidates. Nothing is sent without a kind.
    */
@@ -140,7 +140,7 @@ const eventPrefixes = new Map<string, string>();
 const MAX_CACHED_PREFIXES = 1000;
 
 /** An event whose data is already JSON text (`dataJson`, the JSON of an object), recorded. */
-export function recordedEvent(eventType: string, dataJson: string): RecordedEvent {
+function recordedEvent(eventType: string, dataJson: string): RecordedEvent {
   let prefix = eventPrefixes.get(eventType);
   if (prefix === undefined) {
     prefix = `{"event_type":${JSON.stringify(eventType)},"event_data":`;
@@ -167,7 +167,7 @@ export function recordedEventOf(
 }
 
 /** What every event of one request shares. */
-export interface EventEnvelope {
+interface EventEnvelope {
   readonly request_id: string;
   readonly api_source: string;
   readonly event_timestamp: string;

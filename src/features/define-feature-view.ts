@@ -53,10 +53,10 @@ export interface FeatureView<F extends Record<string, FeatureSpec> = Record<stri
 }
 
 /** The longest TTL a view may declare, in seconds (about 31,700 years). */
-export const MAX_TTL_SECONDS = 1e12;
+const MAX_TTL_SECONDS = 1e12;
 
 /** Names of views and real-time feature groups share one namespace and the entity-type alphabet. */
-export const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
+const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
 
 /**
  * Declares a stored feature view.

@@ -19,7 +19,7 @@ const RESERVED = new Set(['entity_id', 'event_timestamp']);
  * holds (±8.64e15 ms) cannot be shown, and an expiry past what Redis's PXAT takes (2^63 ms) fails
  * the write; four-digit years also keep `event_timestamp` plain ISO 8601 for every reader.
  */
-export const EVENT_TIME_RANGE_MS = { min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } as const;
+const EVENT_TIME_RANGE_MS = { min: 0, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) } as const;
 
 /** Whether `ms` is an event time a row may carry (see {@link EVENT_TIME_RANGE_MS}). */
 export function isEventTime(ms: number): boolean {

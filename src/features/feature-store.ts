@@ -34,7 +34,7 @@ export class UnreadableRow {
  * this process does not know (a newer build wrote it, or the layout record is gone);
  * `unavailable` when its Redis Cluster master could not answer (only for reads that accept that).
  */
-export type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout' | 'unavailable' | UnreadableRow;
+type RowState = StoredRow | 'missing' | 'expired' | 'unknown_layout' | 'unavailable' | UnreadableRow;
 
 /**
  * Told which rows a read could not read because some Redis Cluster masters cannot answer; the

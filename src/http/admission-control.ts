@@ -9,7 +9,7 @@ export type ShedReason = 'budget' | 'expensive_wait' | 'loop_delay' | 'key_share
 export const SHED_REASONS: readonly ShedReason[] = ['budget', 'expensive_wait', 'loop_delay', 'key_share'];
 
 /** What admission control is set with (`ADMISSION_BUDGET`, `ADMISSION_KEY_SHARE`), and its clock. */
-export interface AdmissionOptions {
+interface AdmissionOptions {
   /** The most cost in flight at once. */
   readonly budget: number;
   /** The share of the budget (and of the expensive part) one API key may hold; 1 = no per-key limit. */
@@ -31,7 +31,7 @@ const MAX_REST_MS = 5000;
 /** Cheap requests count as being served when one was admitted this recently, in ms. */
 const CHEAP_RECENT_MS = 1000;
 /** Above this loop delay, in ms, no expensive request starts. */
-export const LOOP_DELAY_LIMIT_MS = 100;
+const LOOP_DELAY_LIMIT_MS = 100;
 
 /** A request let in: what it holds until it ends. */
 export class AdmissionTicket {

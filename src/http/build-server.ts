@@ -3,9 +3,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createStores } from '../app/create-stores.js';
 import { defineApp, type RankdApp } from '../app/define-app.js';
 import { declaredEntityTypes, EmptyIndexWatch } from '../app/empty-index-watch.js';
-import { type Config, loadConfig } from '../config/index.js';
+import { type Config, eventsFileOf, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
-import { createEventSink } from '../events/create-sink.js';
+import { createEventSink, type EventBuffering } from '../events/create-sink.js';
 import { installJsonBodyParser } from '../fast-paths/json-body.js';
 import {
   installRequestIdHeader,
@@ -72,8 +72,8 @@ export interface BuildServerOptions {
   /** Where log lines go, as JSON, instead of stdout (tests read them). @defaultValue stdout */
   logStream?: LogStream;
   /**
-   * Where spans go when `OTEL_ENABLED=true`, instead of the exporter `OTEL_EXPORTER` names: an
-   * OpenTelemetry `SpanExporter`, e.g. an `InMemorySpanExporter` in tests.
+   * Where spans go when tracing is on (`OTEL_EXPORTER` not `off`), instead of the exporter it names:
+   * an OpenTelemetry `SpanExporter`, e.g. an `InMemorySpanExporter` in tests.
    */
   spanExporter?: SpanExporterLike;
   /**
@@ -81,7 +81,21 @@ export interface BuildServerOptions {
    * `rankd run` starts) can name them when the event loop is stuck. @defaultValue not recorded
    */
   inFlightRequests?: InFlightRequests;
+  /**
+   * How the event sink buffers, where it should differ from its defaults (100,000 events waiting at
+   * most, writes of up to 1000 every 50 ms, 2 s on close): e.g. a test that decides when events are
+   * written (`server.rankd.events.flush()`) with `{ flushIntervalMs: 60_000 }`.
+   */
+  eventBuffering?: Partial<EventBuffering>;
+  /**
+   * How often the index is checked for declared entity types without any entity, in ms; 0 = never.
+   * @defaultValue `60000`
+   */
+  emptyIndexCheckIntervalMs?: number;
 }
+
+/** How often the index is checked for declared entity types without any entity (empty-index-watch.ts). */
+const EMPTY_INDEX_CHECK_INTERVAL_MS = 60_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -111,7 +125,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   const config = options.config ?? loadConfig();
   const app = options.app ?? defineApp();
   // First, as it may fail (tracing on without the SDK installed) before anything is started.
-  const tracing = config.OTEL_ENABLED ? await RequestTracing.start(config, options.spanExporter) : undefined;
+  const tracing =
+    config.OTEL_EXPORTER !== 'off' ? await RequestTracing.start(config, options.spanExporter) : undefined;
   const server = Fastify({
     logger: await loggerOptions(config, options.logStream),
     bodyLimit: config.BODY_LIMIT,
@@ -131,9 +146,10 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   // Fastify's own JSON parser when FAST_PATHS=false.
   if (config.FAST_PATHS) installJsonBodyParser(server);
 
-  const metrics = config.METRICS_ENABLED
-    ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })
-    : undefined;
+  const metrics =
+    config.METRICS_ACCESS !== 'off'
+      ? new RankdMetrics({ pipelines: app.pipelines.map(({ pipeline }) => pipeline.name) })
+      : undefined;
   // The logger only exists once the server does, hence the callback rather than a logger argument.
   // On a cluster the detail is a whole sentence naming the node, its slots and what to check:
   // `rankd redis` cannot help there, and the seed list says nothing about which node failed.
@@ -157,6 +173,8 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     options.documentOnly ? { ...config, EVENTS_SINK: 'off' } : config,
     keys,
     server.log,
+    process.cwd(),
+    options.eventBuffering,
   );
   metrics?.registerEventStats(() => ({ ...events.stats(), droppedBy: events.droppedBy() }));
   const stageObserverFor: Services['stageObserverFor'] = tracing
@@ -167,7 +185,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     redis,
     keys,
     declaredEntityTypes(app),
-    options.documentOnly ? 0 : config.INDEX_EMPTY_CHECK_INTERVAL_MS,
+    options.documentOnly ? 0 : (options.emptyIndexCheckIntervalMs ?? EMPTY_INDEX_CHECK_INTERVAL_MS),
     {
       warn: (message) => server.log.warn(message),
       info: (message) => server.log.info(message),
@@ -177,7 +195,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   server.addHook('onClose', async () => emptyIndex.stop());
   server.decorate('rankd', services);
   server.addHook('onClose', async () => metrics?.close());
-  // In-flight requests have handed over their events by now: write them, within EVENTS_CLOSE_TIMEOUT_MS.
+  // In-flight requests have handed over their events by now: write them, within the sink's close wait.
   server.addHook('onClose', async () => events.close());
   server.addHook('onClose', async () => {
     // Components first (model file watchers, sessions): nothing may reload into a closed server.
@@ -190,17 +208,20 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
   // Before any route: the request metrics hook into each route as it is added.
   hideRoutesWithoutSchema(server);
   installRequestIdHeader(server);
-  // With METRICS_PORT the metrics are read there (`rankd run` serves it), never through this port.
+  // With a port of their own the metrics are read there (`rankd run` serves it), never through this port.
   if (metrics)
     installHttpMetrics(
       server,
       metrics,
-      config.METRICS_PORT === undefined ? { access: config.METRICS_ACCESS } : 'elsewhere',
+      config.METRICS_ACCESS === 'key' || config.METRICS_ACCESS === 'public'
+        ? { access: config.METRICS_ACCESS }
+        : 'elsewhere',
     );
   tracing?.install(server);
+  const eventFile = eventsFileOf(config);
   installErrorHandling(server, {
     exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
-    files: config.EVENTS_SINK === 'file' ? [resolve(config.EVENTS_FILE)] : [],
+    files: eventFile === undefined ? [] : [resolve(eventFile)],
   });
   installSecurityHeaders(server);
   // Before access control: a request without Host is refused as malformed, whatever its key.
@@ -232,7 +253,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     }
     // Plugins the app registered without awaiting them load here, and fail here.
     await server.ready();
-    emptyIndex.start(config.REDIS_CONNECT_TIMEOUT_MS);
+    emptyIndex.start(config.REDIS_COMMAND_TIMEOUT_MS);
   } catch (error) {
     await app.close();
     await events.close();

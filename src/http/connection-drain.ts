@@ -12,7 +12,7 @@ interface Connection {
 }
 
 /** How a drain ended. */
-export interface DrainResult {
+interface DrainResult {
   /** Requests still running at the deadline, whose connections were cut. */
   cutRequests: number;
 }

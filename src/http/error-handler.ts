@@ -53,7 +53,7 @@ const FASTIFY_ERRORS: Record<string, { status: number; code: string; detail?: st
 };
 
 /** How errors are answered; each has a default so that a bare call answers as a default server. */
-export interface ErrorResponseOptions {
+interface ErrorResponseOptions {
   /** Answer messages that name Redis's address as they are (`EXPOSE_REDIS_ADDRESS`). @defaultValue `false` */
   readonly exposeRedisAddress?: boolean;
   /**
@@ -128,7 +128,8 @@ function messageOf(error: Partial<FastifyError>): string {
 
 /**
  * An error Node's HTTP server reports on a connection (`clientError`): a parser error (`HPE_*`, with
- * llhttp's `reason`), a request timeout, a socket error, or {@link BODY_IDLE_TIMEOUT}.
+ * llhttp's `reason`), a request timeout, a socket error, or the body idle timer's
+ * `RANKD_REQUEST_TIMEOUT` (http-limits.ts).
  */
 export interface ClientError extends Error {
   code?: string;
@@ -136,16 +137,10 @@ export interface ClientError extends Error {
 }
 
 /**
- * The code of the error the body idle timer (`BODY_IDLE_TIMEOUT_MS`, http-limits.ts) reports as a
- * client error. Not a catalogue code: it never leaves the process.
- */
-export const BODY_IDLE_TIMEOUT = 'ERR_RANKD_BODY_IDLE_TIMEOUT';
-
-/**
  * What a client error becomes, or undefined for a socket error (a reset, a broken pipe): nobody is
  * left to read an answer. These errors reach no route, so {@link toErrorResponse} never sees them.
  */
-export function clientErrorResponse(error: ClientError): Mapped | undefined {
+function clientErrorResponse(error: ClientError): Mapped | undefined {
   const { code } = error;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
     return {
@@ -153,16 +148,16 @@ export function clientErrorResponse(error: ClientError): Mapped | undefined {
       body: {
         // Node does not say which of its two timeouts expired.
         detail:
-          'The request did not arrive in time (its headers within HEADERS_TIMEOUT_MS, all of it within REQUEST_TIMEOUT_MS); the connection is closed',
+          'The request did not arrive in time (its headers within a sixth of REQUEST_TIMEOUT_MS, all of it within REQUEST_TIMEOUT_MS); the connection is closed',
         error_code: ErrorCode.REQUEST_TIMEOUT,
       },
     };
-  if (code === BODY_IDLE_TIMEOUT)
+  if (code === ErrorCode.REQUEST_TIMEOUT)
     return {
       status: 408,
       body: {
         detail:
-          'The request body stopped arriving (nothing for BODY_IDLE_TIMEOUT_MS); the connection is closed',
+          'The request body stopped arriving (nothing for a sixth of REQUEST_TIMEOUT_MS); the connection is closed',
         error_code: ErrorCode.REQUEST_TIMEOUT,
       },
     };

@@ -1,11 +1,24 @@
 import type { Server as HttpServer, IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/index.js';
-import { MalformedRequestError } from '../errors/index.js';
-import { BODY_IDLE_TIMEOUT, type ClientError } from './error-handler.js';
+import { ErrorCode, MalformedRequestError } from '../errors/index.js';
+import type { ClientError } from './error-handler.js';
+
+/** The request timeout's share a client gets to send its headers, or to pause while sending a body. */
+const PAUSE_SHARE = 6;
+
+/**
+ * How long a client may take to send its headers, and may pause while sending a body, in ms: a
+ * sixth of `REQUEST_TIMEOUT_MS` (10 s of the default 60 s; 0 when it is 0). Headers fit in one
+ * packet (Node refuses more than 16 KiB) and a client streaming a body pauses for milliseconds, so
+ * one that keeps silent that long has stopped sending, long before the whole request is late.
+ */
+export function clientPauseLimitOf(config: Pick<Config, 'REQUEST_TIMEOUT_MS'>): number {
+  return Math.floor(config.REQUEST_TIMEOUT_MS / PAUSE_SHARE);
+}
 
 /** The Fastify options that carry the HTTP limits (docs/reference/configuration.md, "HTTP limits"). */
-export interface HttpLimitOptions {
+interface HttpLimitOptions {
   requestTimeout: number;
   keepAliveTimeout: number;
   http: ServerOptions;
@@ -18,7 +31,8 @@ export interface HttpLimitOptions {
  * that are in the middle of a request).
  */
 export function httpLimitOptions(config: Config): HttpLimitOptions {
-  const timeouts = [config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS].filter((ms) => ms > 0);
+  const headersTimeout = clientPauseLimitOf(config);
+  const timeouts = [headersTimeout, config.REQUEST_TIMEOUT_MS].filter((ms) => ms > 0);
   const shortest = Math.min(...timeouts, 10_000);
   return {
     // Fastify sets both on the server after creating it; the `http` copies only satisfy Node's
@@ -27,7 +41,7 @@ export function httpLimitOptions(config: Config): HttpLimitOptions {
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     http: {
       requestTimeout: config.REQUEST_TIMEOUT_MS,
-      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      headersTimeout,
       connectionsCheckingInterval: Math.max(10, Math.floor(shortest / 10)),
       // Node would answer a missing Host with an empty 400; the onRequest hook below refuses it in rankd's shape.
       requireHostHeader: false,
@@ -42,7 +56,8 @@ export function httpLimitOptions(config: Config): HttpLimitOptions {
 export function installHttpLimits(server: FastifyInstance, config: Config): void {
   // Node's own: a connection past the limit is closed as soon as it is accepted, before it costs anything.
   if (config.MAX_CONNECTIONS > 0) server.server.maxConnections = config.MAX_CONNECTIONS;
-  if (config.BODY_IDLE_TIMEOUT_MS > 0) watchBodyIdle(server.server, config.BODY_IDLE_TIMEOUT_MS);
+  const bodyIdle = clientPauseLimitOf(config);
+  if (bodyIdle > 0) watchBodyIdle(server.server, bodyIdle);
   server.addHook('onRequest', (request, _reply, done) => {
     const { raw } = request;
     if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1) {
@@ -78,7 +93,7 @@ function watchBodyIdle(server: HttpServer, idleMs: number): void {
         return;
       }
       const error: ClientError = new Error('request body idle');
-      error.code = BODY_IDLE_TIMEOUT;
+      error.code = ErrorCode.REQUEST_TIMEOUT;
       // The path of Node's own request timeout: Fastify's clientErrorHandler answers and closes.
       server.emit('clientError', error, socket);
     });

@@ -11,10 +11,10 @@ import type { RouteAccess } from './access.js';
 import { docLink } from './openapi-document.js';
 
 /** The route label of requests no route matched (404s): one series, whatever the URL. */
-export const UNKNOWN_ROUTE = 'unknown';
+const UNKNOWN_ROUTE = 'unknown';
 
-/** Where `GET /metrics` is served: on this server, to whom; or not here (`METRICS_PORT`). */
-export type MetricsRoute = { readonly access: RouteAccess } | 'elsewhere';
+/** Where `GET /metrics` is served: on this server, to whom; or not here (a port of its own in `METRICS_ACCESS`). */
+type MetricsRoute = { readonly access: RouteAccess } | 'elsewhere';
 
 /**
  * Counts and times every request by route pattern, method and status, and serves `GET /metrics`

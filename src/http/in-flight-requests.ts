@@ -16,12 +16,12 @@ const METHOD_CODES: readonly string[] = [
 ];
 
 /** A slot token meaning "holds nothing": never claimed, or already released. */
-export const NO_SLOT = -1;
+const NO_SLOT = -1;
 /** A slot token meaning "counted in the overflow": every slot was taken when the request came. */
 export const OVERFLOW_SLOT = -2;
 
 /** One request in flight, as a reader of the slots sees it. */
-export interface InFlightRequest {
+interface InFlightRequest {
   /** The request id (`reqId` in the log lines). */
   readonly id: string;
   readonly method: string;

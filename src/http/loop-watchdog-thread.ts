@@ -16,7 +16,7 @@ import type { WatchdogThreadData } from './loop-watchdog.js';
 const LISTED = 32;
 
 /** What the fatal line reports. */
-export interface BlockedLoop {
+interface BlockedLoop {
   readonly blockedMs: number;
   readonly timeoutMs: number;
   readonly setting: string;
@@ -29,7 +29,7 @@ export interface BlockedLoop {
  * The fatal log line, shaped as rankd's pino lines are (level 60 = fatal, `time`, `pid`,
  * `hostname`, `msg`; requests by `reqId`), so that log pipelines parse it like any other.
  */
-export function fatalLine(blocked: BlockedLoop): string {
+function fatalLine(blocked: BlockedLoop): string {
   const { requests, notListed } = blocked.inFlight;
   const total = requests.length + notListed;
   const blockedMs = Math.round(blocked.blockedMs);

@@ -15,7 +15,7 @@ export interface WatchdogThreadData {
 }
 
 /** How a {@link LoopWatchdog} runs. */
-export interface LoopWatchdogOptions {
+interface LoopWatchdogOptions {
   /** Longest time the event loop may go without running before the process is ended, in ms (> 0). */
   timeoutMs: number;
   /** Requests listed in the fatal line at most (others are counted). @defaultValue `256` */
@@ -73,7 +73,7 @@ export class LoopWatchdog {
       requests: this.requests.buffer,
       timeoutMs: this.#options.timeoutMs,
       checkMs: this.#beatMs,
-      setting: 'LOOP_BLOCK_TIMEOUT_MS',
+      setting: 'SHUTDOWN_TIMEOUT_MS',
     };
     const thread = THREAD_MODULE.pathname.endsWith('.ts')
       ? // From source (tests, `npm start`): worker threads do not inherit tsx's loader on Node 20,

@@ -16,7 +16,7 @@ export interface RunningMetricsServer {
 }
 
 /**
- * Serves `GET /metrics` on a port of its own (`METRICS_PORT`), with no key: a port meant for the
+ * Serves `GET /metrics` on a port of its own (a port in `METRICS_ACCESS`), with no key: a port meant for the
  * scraper inside the network, which the Service or load balancer does not expose, so the scraper
  * needs no application key (which could also upload and delete). Nothing else is served there;
  * other paths are rankd's 404.

@@ -8,7 +8,7 @@ import type { StageObserver } from '../request/stage-timing.js';
  * extension gets the same object, seen through the part the app layer declares.
  */
 export interface Services extends AppServices {
-  /** This server's Prometheus metrics (docs/reference/observability.md); undefined when `METRICS_ENABLED=false`. */
+  /** This server's Prometheus metrics (docs/reference/observability.md); undefined when `METRICS_ACCESS=off`. */
   readonly metrics: RankdMetrics | undefined;
   /** What times a request's pipeline stages: metrics, and spans when tracing is on; undefined when neither is. */
   readonly stageObserverFor: (request: FastifyRequest) => StageObserver | undefined;

@@ -3,7 +3,7 @@ import { ConnectionDrain } from './connection-drain.js';
 import type { LoopWatchdog } from './loop-watchdog.js';
 
 /** Where to listen, and whether this process's SIGINT/SIGTERM should stop the server. */
-export interface StartServerOptions {
+interface StartServerOptions {
   port: number;
   host: string;
   /**

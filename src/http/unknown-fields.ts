@@ -8,7 +8,7 @@ import { fieldName, unknownFieldMessage } from '../errors/index.js';
  * whether the body was refused (`REQUEST_BODIES=strict`, a 422 for a body that allows no other
  * fields) or read without it (`lenient`, or an entity, whose undeclared fields are kept).
  */
-export const UNKNOWN_FIELDS_HEADER = 'x-rankd-unknown-fields';
+const UNKNOWN_FIELDS_HEADER = 'x-rankd-unknown-fields';
 
 /** Most fields named per request (in the header; the rest are counted). */
 const MAX_NAMED = 20;
@@ -24,7 +24,7 @@ interface Schema {
 }
 
 /** A field a body holds and its schema does not declare. */
-export interface UnknownField {
+interface UnknownField {
   /** Where its object is: `['candidates', 3]`. */
   readonly parent: ReadonlyArray<string | number>;
   readonly name: string;
@@ -36,7 +36,7 @@ export interface UnknownField {
  * The fields of `value` that `schema` does not declare, in objects that declare some (a free-form
  * object, `{}` with anything allowed, has no unknown fields), at most `limit` of them.
  */
-export function unknownFields(schema: unknown, value: unknown, limit = MAX_NAMED + 1): UnknownField[] {
+function unknownFields(schema: unknown, value: unknown, limit = MAX_NAMED + 1): UnknownField[] {
   const found: UnknownField[] = [];
   // One path, pushed and popped: a ranking body's thousand candidates allocate nothing per field.
   const path: Array<string | number> = [];

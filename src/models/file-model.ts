@@ -27,7 +27,7 @@ async function fileExists(path: string): Promise<boolean> {
 type MaybePromise<T> = T | Promise<T>;
 
 /** How long a model file must stay unchanged before it is reloaded: a copy in progress is not read. */
-export const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
+const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
 
 /**
  * Options every file-backed model takes.
@@ -69,7 +69,7 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
 }
 
 /** What one kind of file model (linear, GBDT, ONNX) does with its files. */
-export interface FileModelKind<T> {
+interface FileModelKind<T> {
   /** What the files are, e.g. `gbdt` (how `rankd train` finds the stage it can train). */
   readonly format?: string;
   /**

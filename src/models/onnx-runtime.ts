@@ -1,9 +1,10 @@
 import { ModelInvalidError } from '../errors/index.js';
+
 /**
  * The part of onnxruntime-node's API rankd uses, declared here: onnxruntime-node is an optional
  * peer dependency, so neither rankd's build nor an app's type check may need its types.
  */
-export interface OnnxTensor {
+interface OnnxTensor {
   readonly data: ArrayLike<number | bigint>;
   readonly dims: readonly number[];
 }

@@ -1,5 +1,5 @@
 /** What one HTTP request to a remote model came to. */
-export type BatchAnswer =
+type BatchAnswer =
   | { readonly ok: true; readonly scores: ReadonlyArray<number | null> }
   | { readonly ok: false; readonly error: string };
 

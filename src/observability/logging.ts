@@ -24,7 +24,7 @@ export interface LogStream {
 }
 
 /** The header a request id is taken from, when the caller sends one, and echoed in. */
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 /**
  * A caller's id is kept when it is 1–128 visible ASCII characters: UUIDs, trace ids and the like,

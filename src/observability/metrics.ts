@@ -11,17 +11,17 @@ import { onModelReload } from './model-reloads.js';
  * Request latency buckets, seconds: rankd answers in about 1–50 ms; the top buckets catch
  * requests that waited on a Redis timeout (`REDIS_COMMAND_TIMEOUT_MS`, 2 s by default).
  */
-export const HTTP_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const HTTP_DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 /** Stage latency buckets, seconds: stages are fractions of a request, from 100 µs up. */
-export const STAGE_DURATION_BUCKETS = [
+const STAGE_DURATION_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1,
 ];
 /** Redis command buckets, seconds: a local round trip is ~100 µs; 2.5 s holds the default timeout. */
-export const REDIS_DURATION_BUCKETS = [
+const REDIS_DURATION_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 ];
 /** Candidates per ranking request: up to the default maximum (1000) and beyond for raised limits. */
-export const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
+const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
 /**
  * What an event sink reports (its `stats()`): totals since it started.
@@ -73,7 +73,7 @@ export interface AdmissionCounts {
 }
 
 /** Latency and count of one route, by method and status; made once per route when it is registered. */
-export class HttpRouteMetrics {
+class HttpRouteMetrics {
   readonly #histogram: FastHistogram;
   readonly #route: string;
   /** method → status → series: two map look-ups per request, no key string built. */
@@ -150,7 +150,7 @@ export async function renderSummed(
  * import app from './pipelines/main.js';
  *
  * const server = await buildServer({ app });
- * // The Prometheus text /metrics serves; undefined with METRICS_ENABLED=false.
+ * // The Prometheus text /metrics serves; undefined with METRICS_ACCESS=off.
  * const metrics = server.rankd.metrics;
  * if (metrics) console.log(await metrics.render());
  * ```

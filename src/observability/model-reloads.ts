@@ -1,5 +1,5 @@
 /** Told of each model reload: the model's name and the outcome (e.g. `reloaded`, `failed`, `unchanged`). */
-export type ModelReloadListener = (model: string, result: string) => void;
+type ModelReloadListener = (model: string, result: string) => void;
 
 /**
  * Shared through the global object, like the request context: a model defined in an app module

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../config/index.js';
+import { type Config, spanDestinationOf } from '../config/index.js';
 import { ConfigError } from '../errors/index.js';
 import type { StageObserver } from '../request/stage-timing.js';
 import { VERSION } from '../version.js';
@@ -19,7 +19,7 @@ type Context = import('@opentelemetry/api').Context;
  * import { buildServer, loadConfig, type SpanExporterLike } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
- * // Spans kept in memory (with OTEL_ENABLED=true), as a test would keep them.
+ * // Spans kept in memory (with tracing on), as a test would keep them.
  * const spans: unknown[] = [];
  * const spanExporter: SpanExporterLike = {
  *   export: (batch, done) => {
@@ -28,7 +28,7 @@ type Context = import('@opentelemetry/api').Context;
  *   },
  *   shutdown: async () => {},
  * };
- * const server = await buildServer({ app, config: loadConfig({ OTEL_ENABLED: 'true' }), spanExporter });
+ * const server = await buildServer({ app, config: loadConfig({ OTEL_EXPORTER: 'otlp' }), spanExporter });
  * await server.close();
  * ```
  */
@@ -51,7 +51,7 @@ async function importOptional<T>(name: string, load: () => Promise<T>): Promise<
     if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
     const needed = [...SDK_PACKAGES, ...(name === OTLP_PACKAGE ? [OTLP_PACKAGE] : [])];
     throw new ConfigError([
-      `OTEL_ENABLED=true needs ${name}, which is not installed: npm install ${needed.join(' ')}`,
+      `OTEL_EXPORTER (tracing on) needs ${name}, which is not installed: npm install ${needed.join(' ')}`,
     ]);
   }
 }
@@ -110,7 +110,7 @@ export class RequestTracing {
         OTLP_PACKAGE,
         () => import('@opentelemetry/exporter-trace-otlp-http'),
       );
-      const url = `${config.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`;
+      const url = `${spanDestinationOf(config).replace(/\/+$/, '')}/v1/traces`;
       processor = new sdk.BatchSpanProcessor({ exporter: new otlp.OTLPTraceExporter({ url }) });
     }
     const provider = new sdk.TracerProvider({

@@ -88,7 +88,7 @@ function jsonValue(value: FeatureValue | null): unknown {
 }
 
 /**
- * The training data's event (`EVENTS_SHOWN_FEATURES`), one per request: each value the model read
+ * The training data's event (`EVENTS_FEATURES=shown`), one per request: each value the model read
  * for each candidate shown, as a row under the model's feature names, and the features of the
  * request's own entities (its user, its query) that the model or the real-time features read
  * (`requestFeatures`, e.g. `user_profile:price_sensitivity` of the request's user). One event

@@ -9,7 +9,7 @@ import type { RankdRequest } from './component.js';
  * the request's memory), so the lower-case rule of stored feature views does not apply; they are
  * the `group` of `group:feature` and a column name in exports, hence no colon or space.
  */
-export const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 /**
  * What a real-time feature computation returns: values by feature name; absent or null means missing.
@@ -39,19 +39,19 @@ interface CommonOptions<F extends Record<string, FeatureSpec>> {
 }
 
 /** Per request: computed once from the request. */
-export interface RequestFeaturesOptions<F extends Record<string, FeatureSpec>> extends CommonOptions<F> {
+interface RequestFeaturesOptions<F extends Record<string, FeatureSpec>> extends CommonOptions<F> {
   compute(request: RankdRequest): MaybePromise<FeatureValues<F>>;
 }
 
 /** Per entity: computed for every entity of `entity`'s type in the request. */
-export interface EntityFeaturesOptions<E extends EntityType, F extends Record<string, FeatureSpec>>
+interface EntityFeaturesOptions<E extends EntityType, F extends Record<string, FeatureSpec>>
   extends CommonOptions<F> {
   entity: E;
   compute(entity: EntityOf<E>, request: RankdRequest): MaybePromise<FeatureValues<F>>;
 }
 
 /** Per pair: computed for every (entity, other) pair of the two types in the request, e.g. product × query. */
-export interface PairFeaturesOptions<
+interface PairFeaturesOptions<
   E extends EntityType,
   W extends EntityType,
   F extends Record<string, FeatureSpec>,

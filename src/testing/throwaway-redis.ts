@@ -6,7 +6,7 @@ import { killOnProcessExit, startRedisOnFreePorts } from '../redis/free-port-ser
 import { findRedisServer } from '../redis/local-server.js';
 
 /** A `redis-server` of one test file's own: on a free port, data in a temporary directory. */
-export interface ThrowawayRedis {
+interface ThrowawayRedis {
   readonly port: number;
   /** `redis://127.0.0.1:<port>`. */
   readonly url: string;
@@ -15,7 +15,7 @@ export interface ThrowawayRedis {
 }
 
 /** What a test run without `redis-server` is told: where it looked, and the one command that fixes it. */
-export const REDIS_SERVER_MISSING =
+const REDIS_SERVER_MISSING =
   'redis-server is not installed (looked on PATH and in /usr/bin, /usr/local/bin, /opt/homebrew/bin, ...): ' +
   '`npx rankd redis install` installs it (with apt-get, dnf or brew); the tests start their own on a free port';
 

@@ -1,4 +1,4 @@
-import { TrainingInputError } from './training-error.js';
+import { TrainingInputError } from '../errors/index.js';
 
 /**
  * Histogram bins of a data set's features. Values are read as float32 (what XGBoost and rankd's

@@ -1,6 +1,6 @@
+import { TrainingInputError } from '../errors/index.js';
 import { discounts } from './ndcg.js';
 import { seededRandom } from './random.js';
-import { TrainingInputError } from './training-error.js';
 
 /**
  * Two rankers' scores for the same logged pages, and what users did on them: what

@@ -1,6 +1,6 @@
+import { TrainingInputError } from '../errors/index.js';
 import type { RankingDataset } from './dataset.js';
 import { checkDataset } from './dataset.js';
-import { TrainingInputError } from './training-error.js';
 
 /** One row as an export or a test writes it.  *
  * @example

@@ -1,4 +1,4 @@
-import { TrainingInputError } from './training-error.js';
+import { TrainingInputError } from '../errors/index.js';
 
 /**
  * A learning-to-rank data set: rows of feature values, a graded label per row, and the rows cut

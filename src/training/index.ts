@@ -10,6 +10,7 @@
  * console.log(ndcgAt(model.predict(validation.values, validation.rows), validation.labels, validation.groups, 10));
  * ```
  */
+export { TrainingInputError } from '../errors/index.js';
 export type { RankingDataset } from './dataset.js';
 export { datasetFromRows, type RankingRow } from './dataset-from-rows.js';
 export { type TrainProgress, trainLambdaMart } from './lambdamart.js';
@@ -17,4 +18,3 @@ export { ndcgAt } from './ndcg.js';
 export { splitByGroups } from './split-dataset.js';
 export type { TrainOptions } from './train-options.js';
 export { type FeatureImportance, TrainedModel, type TreeHistory } from './trained-model.js';
-export { TrainingInputError } from './training-error.js';

@@ -1,3 +1,4 @@
+import { TrainingInputError } from '../errors/index.js';
 import { binFeatures } from './bins.js';
 import { checkDataset, type RankingDataset } from './dataset.js';
 import { LambdaObjective } from './lambda-objective.js';
@@ -7,7 +8,6 @@ import { resolveTrainOptions, type TrainOptions } from './train-options.js';
 import { TrainedModel, type TreeHistory } from './trained-model.js';
 import type { TrainedTree } from './trained-tree.js';
 import { treeLeafValue } from './trained-tree.js';
-import { TrainingInputError } from './training-error.js';
 import { TreeGrower } from './tree-grower.js';
 
 /** Where training is, after each tree (its NDCG@ndcgAt on each set).  *

@@ -1,5 +1,5 @@
+import { TrainingInputError } from '../errors/index.js';
 import type { RankingDataset } from './dataset.js';
-import { TrainingInputError } from './training-error.js';
 
 /** The query groups `[fromGroup, toGroup)` of a data set, as a data set of their own (copies). */
 export function sliceGroups(dataset: RankingDataset, fromGroup: number, toGroup: number): RankingDataset {
@@ -53,7 +53,8 @@ export function splitByGroups(
       `${total} query groups cannot be split into training and validation groups (at least 2 needed)`,
     );
   }
-  const trainGroups = Math.min(total - 1, Math.max(1, Math.round(total * (1 - validationFraction))));
+  const validationGroups = Math.min(total - 1, Math.max(1, Math.round(total * validationFraction)));
+  const trainGroups = total - validationGroups;
   return {
     train: sliceGroups(dataset, 0, trainGroups),
     validation: sliceGroups(dataset, trainGroups, total),

@@ -1,4 +1,4 @@
-import { TrainingInputError } from './training-error.js';
+import { TrainingInputError } from '../errors/index.js';
 
 /** How {@link trainLambdaMart} grows its trees. Every field is optional.  *
  * @example

@@ -1,6 +1,6 @@
+import { TrainingInputError } from '../errors/index.js';
 import type { ResolvedTrainOptions } from './train-options.js';
 import { type TrainedTree, treeLeafValue } from './trained-tree.js';
-import { TrainingInputError } from './training-error.js';
 import { xgboostDocument, xgboostJsonText } from './xgboost-writer.js';
 
 /** What training measured after one tree.  *

@@ -97,8 +97,8 @@ let projects = 0;
 
 /**
  * A server on its own PROJECT_NAME (so its stream is its own), with the products uploaded.
- * Settings in `env` win; the flusher waits a minute by default, so tests decide when events are
- * written (`server.rankd.events.flush()`).
+ * Settings in `env` win; the flusher waits a minute, so tests decide when events are written
+ * (`server.rankd.events.flush()`).
  */
 export async function eventsServer(
   redis: TestRedis,
@@ -108,11 +108,11 @@ export async function eventsServer(
   const project = env.PROJECT_NAME ?? `events${++projects}`;
   const server = await testServer(redis, {
     app,
+    // Written when a test says so (flush()), not every 50 ms.
+    eventBuffering: { flushIntervalMs: 60_000 },
     env: {
-      EVENTS_FLUSH_INTERVAL_MS: '60000',
-      EVENTS_FEATURE_SAMPLE_RATE: '0',
-      // The sink's own tests count events: the shown candidates' FEATURE events only where asked.
-      EVENTS_SHOWN_FEATURES: 'false',
+      // The sink's own tests count events: FEATURE events only where asked.
+      EVENTS_FEATURES: 'off',
       ...env,
       PROJECT_NAME: project,
     },

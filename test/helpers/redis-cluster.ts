@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { killOnProcessExit } from '../../src/redis/free-port-server.js';
 import { findExecutable, findRedisServer } from '../../src/redis/local-server.js';
 import { startRedisOn, startRedisOnFreePorts } from './redis-child.js';
-import { killOnProcessExit, type TestRedis } from './redis-server.js';
+import type { TestRedis } from './test-redis.js';
 
 const run = promisify(execFile);
 

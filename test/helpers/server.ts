@@ -2,6 +2,7 @@ import { after, before } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import type { RankdApp } from '../../src/app/define-app.js';
 import { type Config, loadConfig } from '../../src/config/index.js';
+import type { EventBuffering } from '../../src/events/create-sink.js';
 import { buildServer } from '../../src/http/build-server.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
@@ -26,7 +27,6 @@ export function testConfig(redis: TestRedis, env: Record<string, string> = {}): 
     REDIS_URL: redis.url,
     ...(redis.clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: redis.clusterNodes }),
     LOG_LEVEL: 'silent',
-    REDIS_CONNECT_TIMEOUT_MS: '500',
     REDIS_COMMAND_TIMEOUT_MS: '1000',
     ...(TEST_FAST_PATHS === 'off' ? { FAST_PATHS: 'false' } : {}),
     ...env,
@@ -36,11 +36,12 @@ export function testConfig(redis: TestRedis, env: Record<string, string> = {}): 
 /** A server on the test Redis, connected before it is returned. */
 export async function testServer(
   redis: TestRedis,
-  options: { env?: Record<string, string>; app?: RankdApp } = {},
+  options: { env?: Record<string, string>; app?: RankdApp; eventBuffering?: Partial<EventBuffering> } = {},
 ): Promise<FastifyInstance> {
   const server = await buildServer({
     config: testConfig(redis, options.env),
     ...(options.app ? { app: options.app } : {}),
+    ...(options.eventBuffering ? { eventBuffering: options.eventBuffering } : {}),
   });
   if (!(await server.rankd.redis.waitUntilReady(5000)))
     throw new Error('test server did not connect to Redis');

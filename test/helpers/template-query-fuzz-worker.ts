@@ -44,7 +44,6 @@ await answerFromWorker(async () => {
       REDIS_URL: target.url,
       ...(target.clusterNodes === undefined ? {} : { REDIS_CLUSTER_NODES: target.clusterNodes }),
       LOG_LEVEL: 'silent',
-      REDIS_CONNECT_TIMEOUT_MS: '500',
       REDIS_COMMAND_TIMEOUT_MS: '5000',
     }),
   });

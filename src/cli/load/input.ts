@@ -8,11 +8,8 @@ import { CliError } from '../cli-error.js';
 /** The file formats the loaders read. */
 export type InputFormat = 'jsonl' | 'csv';
 
-/** Every format, as `--format` accepts them. */
-export const INPUT_FORMATS: readonly InputFormat[] = ['jsonl', 'csv'];
-
 /** An input file opened for streaming. */
-export interface OpenedInput {
+interface OpenedInput {
   readonly format: InputFormat;
   /** The file's bytes, decompressed when it is gzipped, in chunks of about a MiB. */
   readonly chunks: AsyncIterable<Buffer>;
@@ -31,7 +28,7 @@ const EXTENSIONS: ReadonlyArray<readonly [RegExp, InputFormat]> = [
  * The format of `path`: `explicit` when given, else from the extension (a `.gz` suffix is looked
  * through). `.json` counts as JSON Lines: most "JSON" exports of rows are one object per line.
  */
-export function formatOf(path: string, explicit: InputFormat | undefined): InputFormat {
+function formatOf(path: string, explicit: InputFormat | undefined): InputFormat {
   if (explicit !== undefined) return explicit;
   const name = path.replace(/\.gz$/i, '');
   for (const [pattern, format] of EXTENSIONS) if (pattern.test(name)) return format;

@@ -1,7 +1,7 @@
 import { InputError, reasonOf, type SourceRecord } from './records.js';
 
 /** Longest line read: a file with no newline at all must not be read into memory whole. */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 

@@ -30,7 +30,7 @@ export interface LoadCommandOptions {
 }
 
 /** Where a load reports: the summary on `log`, bad rows on `warn`, progress on `progress`. */
-export interface LoadOutput {
+interface LoadOutput {
   log: Log;
   warn: Log;
   /** @defaultValue `process.stderr` */
@@ -38,13 +38,13 @@ export interface LoadOutput {
 }
 
 /** Bad rows printed one by one; past this only their count is given, so a wholly wrong file stays readable. */
-export const MAX_PRINTED_BAD_ROWS = 100;
+const MAX_PRINTED_BAD_ROWS = 100;
 
 /**
  * What `index load` and `features load` differ in: what the name on the command line names, and
  * how rows for it are read and written. `D` is what the name is looked up as in the app.
  */
-export interface LoadKind<D> {
+interface LoadKind<D> {
   /** The command, which starts the progress line: `index load`. */
   readonly command: string;
   /** What the name names, in messages: `entity type`. */
@@ -112,7 +112,7 @@ export async function loadFile<D>(
   const stores = createStores(config);
   try {
     // A dry run never connects: it can check a file on a machine without Redis.
-    if (!options.dryRun && !(await stores.redis.waitUntilReady(config.REDIS_CONNECT_TIMEOUT_MS + 1000))) {
+    if (!options.dryRun && !(await stores.redis.waitUntilReady(config.REDIS_COMMAND_TIMEOUT_MS + 1000))) {
       throw new CliError(
         `Redis at ${stores.redis.address} is not answering; start it with \`rankd redis\` or point REDIS_URL at one (nothing was loaded)`,
         ErrorCode.REDIS_UNAVAILABLE,

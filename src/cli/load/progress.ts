@@ -6,7 +6,7 @@ export interface ProgressStream {
 }
 
 /** How progress is shown. */
-export interface ProgressOptions {
+interface ProgressOptions {
   readonly stream: ProgressStream;
   /** What is being loaded, at the start of each plain line: `features load product_stats`. */
   readonly label: string;

@@ -6,7 +6,7 @@ import { BATCH_LOCATION, type LoadTarget } from './targets.js';
 export type OnError = 'stop' | 'skip';
 
 /** How a file is loaded. */
-export interface LoadOptions {
+interface LoadOptions {
   /** Rows per batch: each batch is checked, then written atomically. */
   readonly batchSize: number;
   readonly onError: OnError;
@@ -21,13 +21,13 @@ export interface LoadOptions {
 }
 
 /** A row that was refused, with its file line and every reason found. */
-export interface BadRow {
+interface BadRow {
   readonly line: number;
   readonly reasons: readonly string[];
 }
 
 /** Where the load is told about bad rows and progress as it goes. */
-export interface LoadHooks {
+interface LoadHooks {
   /** A bad row, as soon as its batch has been checked (in line order within the batch). */
   badRow(row: BadRow): void;
   /** Called after each batch with the rows read so far. */

@@ -2,7 +2,7 @@ import { formatCount, formatDuration } from './progress.js';
 import type { LoadReport } from './run-load.js';
 
 /** What the summary says the rows went into, e.g. `feature view product_stats`. */
-export interface SummaryContext {
+interface SummaryContext {
   readonly file: string;
   readonly into: string;
   readonly dryRun: boolean;

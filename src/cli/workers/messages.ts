@@ -7,7 +7,7 @@ import type { MetricsSnapshot } from '../../observability/metrics.js';
  */
 
 /** From a worker: it listens and can take connections. */
-export interface ReadyMessage {
+interface ReadyMessage {
   rankd: 'ready';
   /** The app's name, for the primary's "serving" line. */
   app: string;
@@ -15,25 +15,25 @@ export interface ReadyMessage {
 }
 
 /** From a worker: it could not start (bad app module, port in use, ...); it exits next. */
-export interface FailedMessage {
+interface FailedMessage {
   rankd: 'failed';
   reason: string;
 }
 
 /** From the primary: close gracefully (drain, flush, close Redis) and exit 0. */
-export interface ShutdownMessage {
+interface ShutdownMessage {
   rankd: 'shutdown';
 }
 
-/** From the primary: send your metrics (a scrape of `METRICS_PORT`, which the primary serves). */
-export interface MetricsRequestMessage {
+/** From the primary: send your metrics (a scrape of the `METRICS_ACCESS` port, which the primary serves). */
+interface MetricsRequestMessage {
   rankd: 'metrics';
   /** Names the scrape, so that a late answer to an earlier one is not taken for this one's. */
   scrape: number;
 }
 
 /** From a worker: its metrics for scrape `scrape`; none when it keeps no metrics. */
-export interface MetricsMessage {
+interface MetricsMessage {
   rankd: 'metrics-reply';
   scrape: number;
   metrics: MetricsSnapshot;
@@ -43,12 +43,12 @@ export interface MetricsMessage {
  * From the primary, to a serving worker: answer with a {@link PongMessage}. The answer comes from
  * the worker's event loop, so a worker whose loop is stuck cannot give it.
  */
-export interface PingMessage {
+interface PingMessage {
   rankd: 'ping';
 }
 
 /** From a worker: the answer to a {@link PingMessage}. */
-export interface PongMessage {
+interface PongMessage {
   rankd: 'pong';
 }
 

@@ -6,14 +6,14 @@ import { isWorkerMessage } from './messages.js';
 import { RestartPolicy, type RestartPolicyOptions } from './restart-policy.js';
 
 /** How the primary runs its workers. */
-export interface SupervisorOptions {
+interface SupervisorOptions {
   /** How many workers serve at once. */
   count: number;
   /** A worker's own shutdown deadline (`SHUTDOWN_TIMEOUT_MS`); past it plus a grace, it is killed. */
   shutdownTimeoutMs: number;
   /**
    * A serving worker that has not answered a heartbeat ping for this long is killed and replaced
-   * (`WORKER_HEARTBEAT_TIMEOUT_MS`); 0 = never. @defaultValue `0`
+   * (three times `SHUTDOWN_TIMEOUT_MS`); 0 = never. @defaultValue `0`
    */
   heartbeatTimeoutMs?: number;
   /** Progress lines (stdout). */
@@ -359,7 +359,7 @@ export class WorkerSupervisor {
         if (silentMs > timeoutMs) {
           slot.silenced = true;
           this.#options.warn(
-            `rankd: worker ${slot.worker.id} (pid ${slot.pid}) has not answered heartbeats for ${(silentMs / 1000).toFixed(1)} s (WORKER_HEARTBEAT_TIMEOUT_MS=${timeoutMs}): its event loop is stuck; killing it`,
+            `rankd: worker ${slot.worker.id} (pid ${slot.pid}) has not answered heartbeats for ${(silentMs / 1000).toFixed(1)} s (the limit: ${timeoutMs} ms, three times SHUTDOWN_TIMEOUT_MS): its event loop is stuck; killing it`,
           );
           slot.worker.process.kill('SIGKILL');
         } else {

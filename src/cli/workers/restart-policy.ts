@@ -11,7 +11,7 @@ export interface RestartPolicyOptions {
 }
 
 /** The defaults: five crashes within 5 s of their start, with 1 + 2 + 4 + 8 s of waiting between them. */
-export const DEFAULT_RESTART_POLICY: RestartPolicyOptions = {
+const DEFAULT_RESTART_POLICY: RestartPolicyOptions = {
   rapidExitMs: 5000,
   maxRapidExits: 5,
   firstDelayMs: 1000,
@@ -19,7 +19,7 @@ export const DEFAULT_RESTART_POLICY: RestartPolicyOptions = {
 };
 
 /** What to do about a worker that exited on its own. */
-export type RestartDecision =
+type RestartDecision =
   | { restart: true; delayMs: number; rapidExits: number }
   | { restart: false; rapidExits: number };
 

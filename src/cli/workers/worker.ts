@@ -3,7 +3,7 @@ import type { MetricsSnapshot, RankdMetrics } from '../../observability/metrics.
 import { isWorkerMessage, type WorkerMessage } from './messages.js';
 
 /** Sends `message` to the primary; resolves once it is handed to the channel (or there is none). */
-export function tellPrimary(message: WorkerMessage): Promise<void> {
+function tellPrimary(message: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
     if (process.send === undefined || !process.connected) {
       resolve();
@@ -19,7 +19,7 @@ export function tellPrimary(message: WorkerMessage): Promise<void> {
  * and exits when the primary says `shutdown` or goes away (a worker never outlives its primary:
  * it would hold Redis connections nobody supervises). SIGINT/SIGTERM are handled by the server
  * itself, as in a single process, since Ctrl-C reaches the whole process group. It answers the
- * primary's scrapes with `metrics` (`METRICS_PORT` is served by the primary).
+ * primary's scrapes with `metrics` (a `METRICS_ACCESS` port is served by the primary).
  */
 export async function serveAsWorker(
   running: RunningServer,

@@ -11,7 +11,7 @@ export interface TimedEvent {
 }
 
 /** Where a source reports entries it cannot read (not JSON, no event), which are skipped. */
-export type OnUnreadable = (where: string) => void;
+type OnUnreadable = (where: string) => void;
 
 function parseLine(text: string): RankdEvent[] | undefined {
   try {

@@ -5,7 +5,7 @@ import { CsvRowWriter, JsonlRowWriter, type RowWriter } from './row-writers.js';
 import { type JoinOptions, TrainingJoin, type TrainingRow } from './training-join.js';
 
 /** What an export reads, how it joins, and where rows go. */
-export interface ExportOptions extends JoinOptions {
+interface ExportOptions extends JoinOptions {
   readonly source: AsyncIterable<TimedEvent>;
   readonly format: 'jsonl' | 'csv';
   readonly out: Writable;

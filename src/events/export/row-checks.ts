@@ -16,7 +16,7 @@ const NOT_A_NUMBER_TEXT = /^\s*[-+]?(?:nan|inf|infinity)\s*$/i;
  * (a vector). Models read non-finite numbers as missing while a trainer would take them as values,
  * so a row holding one is refused rather than read two ways.
  */
-export function loggedValueProblem(value: unknown): string | undefined {
+function loggedValueProblem(value: unknown): string | undefined {
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number')
     return Number.isFinite(value) ? undefined : 'a feature value that is not a finite number';
@@ -28,7 +28,7 @@ export function loggedValueProblem(value: unknown): string | undefined {
 }
 
 /** The fields of a training row (`TrainingRow`) that decide whether it is one; any may be missing in a file's row. */
-export interface CheckedRow {
+interface CheckedRow {
   readonly request_id: unknown;
   readonly entity_id: unknown;
   readonly entity_type: unknown;

@@ -48,7 +48,7 @@ const LEADING = [
 const LABELS = ['clicked', 'added_to_cart', 'purchased', 'label'] as const;
 
 /** One CSV cell: booleans as 1/0 (what trainers read), vectors as JSON, quoted when needed. */
-export function csvCell(value: unknown): string {
+function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   const text =
     typeof value === 'boolean'

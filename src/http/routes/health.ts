@@ -58,8 +58,8 @@ export function registerHealthRoutes(
               empty_entity_types: Type.Optional(
                 Type.Array(Type.String(), {
                   description:
-                    'Entity types the app declares of which the index holds no entity (checked every ' +
-                    'INDEX_EMPTY_CHECK_INTERVAL_MS): rankings rank such candidates from the fields sent alone',
+                    'Entity types the app declares of which the index holds no entity (checked every minute): ' +
+                    'rankings rank such candidates from the fields sent alone',
                 }),
               ),
               unreachable_nodes: Type.Optional(

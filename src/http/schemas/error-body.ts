@@ -1,7 +1,7 @@
 import Type from 'typebox';
 
 /** One field-level problem in a validation error. */
-export const FieldProblemSchema = Type.Object(
+const FieldProblemSchema = Type.Object(
   {
     loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
       description: 'Where the problem is: `["body", "entities", 3, "price"]`',
@@ -19,7 +19,7 @@ const WrittenIdSchema = Type.Union([Type.String(), Type.Array(Type.String(), { m
  * The body of every error response, in the predecessor's shape: `detail` is a sentence, or for
  * validation errors (422) the list of problems; `error_code` is a stable code of the catalogue.
  */
-export const ErrorBodySchema = Type.Object(
+const ErrorBodySchema = Type.Object(
   {
     detail: Type.Union([Type.String(), Type.Array(FieldProblemSchema)]),
     error_code: Type.String({ description: 'Stable error code, e.g. `RANKD_VALIDATION`' }),

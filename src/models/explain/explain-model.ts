@@ -9,7 +9,7 @@ type MaybePromise<T> = T | Promise<T>;
 export const NOT_EXPLAINED = 'the model does not explain its scores';
 
 /** What can be explained: a model, or a snapshot of one (the version a request took). */
-export interface Explainable {
+interface Explainable {
   score(entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
   explain?(entities: readonly object[], request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }

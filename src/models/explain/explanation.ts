@@ -73,12 +73,12 @@ export interface StageExplanation extends Explanation {
 }
 
 /** A score as an explanation gives it: a finite number, or null (no score), as the pipeline reads scores. */
-export function scoreValue(score: number | null | undefined): number | null {
+function scoreValue(score: number | null | undefined): number | null {
   return typeof score === 'number' && Number.isFinite(score) ? score : null;
 }
 
 /** Row `row` of a row-major feature matrix, by feature name, missing (NaN) as null. */
-export function inputsOf(
+function inputsOf(
   features: readonly string[],
   matrix: Float64Array,
   row: number,

@@ -10,7 +10,7 @@ import type { SplitSemantics } from './tree-source.js';
 export const ColumnKind = { PLAIN: 0, NEGATED: 1, ZERO_AS_NAN: 2, ZERO_AS_NAN_NEGATED: 3 } as const;
 
 /** One of {@link ColumnKind}. */
-export type ColumnKindValue = (typeof ColumnKind)[keyof typeof ColumnKind];
+type ColumnKindValue = (typeof ColumnKind)[keyof typeof ColumnKind];
 
 const KINDS = 4;
 

@@ -6,7 +6,7 @@ import { MissingRule, type SplitSemantics } from './tree-source.js';
  * A numerical split as the evaluator runs it: read `column`, go to slot 1 when the value is
  * `>= bound`, else to slot 0 (NaN included). `leftSlot` says which slot holds the left child.
  */
-export interface EncodedSplit {
+interface EncodedSplit {
   readonly column: number;
   readonly bound: number;
   readonly leftSlot: 0 | 1;
@@ -45,7 +45,7 @@ export function encodeNumericSplit(
 }
 
 /** Flags of a categorical split record: which slot (0 = left, 1 = right) each case goes to. */
-export const CategoryFlag = {
+const CategoryFlag = {
   /** NaN goes to slot 1. */
   NAN_SLOT_1: 1,
   /** Values outside the valid range go to slot 1. */
