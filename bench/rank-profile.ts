@@ -201,6 +201,11 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       floorMainThreadMsPerRequest: total(rows, 'floor'),
       parsingFloorMainThreadMsPerRequest: total(rows, 'parsing floor'),
       loadAverage: loadAverages(loadBefore),
+      // With --cpu-prof: each segment of each rankd request, for `bench/lib/profile-summary.ts
+      // <profile> --results <this file> --phase <segment>` (its call tree, its functions).
+      phaseWindows: Object.entries((tallies.rankd as RouteTally).windows ?? {}).flatMap(([phase, list]) =>
+        list.map(([startUs, endUs]) => ({ phase, startUs, endUs })),
+      ),
     };
   } finally {
     await cleanup.run();
