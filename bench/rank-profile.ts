@@ -2,7 +2,7 @@
  * `npm run bench -- rank-profile`: where `rank`'s case (b) (or (a)) spends the server's CPU, by
  * segment of the request: HTTP and body parsing, validation, each pipeline stage, serialising,
  * writing. The template server and the floor server (bench/lib/serve-rank.ts) run with the stage
- * probe (bench/lib/stage-probe.ts), which reads the main thread's own CPU time at every mark;
+ * probe (bench/lib/stage-probe.ts), which reads the process's CPU time at every mark;
  * requests go one at a time, in blocks alternating between rankd, the floor and the parsing floor.
  * With `--cpu-prof`, the server's profile is then split by the same segments: which functions each
  * one's time goes to. See docs/reference/performance.md ("Where a request's CPU goes").
@@ -54,11 +54,11 @@ interface Path {
   check(request: RankRequest, text: string, size: number): string | undefined;
 }
 
-/** Per segment, main-thread CPU ms per request of each path. */
+/** Per segment, CPU ms per request of each path. */
 interface SegmentRow {
   segment: string;
   msPerRequest: Partial<Record<PathName, number>>;
-  /** Its share of rankd's main-thread CPU. */
+  /** Its share of rankd's CPU per request (the segments' sum). */
   rankdShare: number;
   /** With `--cpu-prof`: rankd's top functions by self time in this segment, shares of its samples. */
   topFunctions?: Array<{ fn: string; share: number }>;
@@ -100,7 +100,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const settings = extraSettings();
   const loadBefore = announce(
     `rank-profile: ${rankCase.label}, ${formatCount(perPath)} requests one at a time per path ` +
-      `(rankd, floor, parsing floor, alternated in blocks of ${BLOCK}); main-thread CPU per segment` +
+      `(rankd, floor, parsing floor, alternated in blocks of ${BLOCK}); server CPU per request segment` +
       Object.entries(settings)
         .map(([name, value]) => ` ${name}=${value}`)
         .join(''),
@@ -194,12 +194,11 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       products,
       requestsPerPath: perPath,
       settings: { ...RANK_SERVER_SETTINGS, ...settings },
-      clock: rankdReport.clock,
       segments: rows,
-      rankdMainThreadMsPerRequest: total(rows, 'rankd'),
+      rankdMsPerRequest: total(rows, 'rankd'),
       rankdProcessMsPerRequest: processMsPerRequest,
-      floorMainThreadMsPerRequest: total(rows, 'floor'),
-      parsingFloorMainThreadMsPerRequest: total(rows, 'parsing floor'),
+      floorMsPerRequest: total(rows, 'floor'),
+      parsingFloorMsPerRequest: total(rows, 'parsing floor'),
       loadAverage: loadAverages(loadBefore),
       // With --cpu-prof: each segment of each rankd request, for `bench/lib/profile-summary.ts
       // <profile> --results <this file> --phase <segment>` (its call tree, its functions).
@@ -278,7 +277,7 @@ function printRows(rows: readonly SegmentRow[], processMsPerRequest: number): vo
     ms(row.msPerRequest['parsing floor']),
   ]);
   table.push([
-    'main thread, total',
+    'total',
     ms(total(rows, 'rankd')),
     '100%',
     ms(total(rows, 'floor')),
@@ -288,8 +287,8 @@ function printRows(rows: readonly SegmentRow[], processMsPerRequest: number): vo
     formatTable(['segment', 'rankd ms/req', 'share', 'floor ms/req', 'parsing floor ms/req'], table, 1),
   );
   console.log(
-    `main-thread CPU per request by segment (from one mark to the next); rankd's whole process ` +
-      `(GC helper threads included): ${processMsPerRequest.toFixed(3)} ms per request`,
+    `server CPU per request by segment (from one mark to the next); rankd's process, probe calls ` +
+      `and the time between blocks included: ${processMsPerRequest.toFixed(3)} ms per request`,
   );
   for (const row of rows) {
     if (row.topFunctions === undefined) continue;

@@ -20,7 +20,7 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
   },
   rank: { about: 'template ranking pipeline over HTTP vs a bare route', load: () => import('./rank.js') },
   'rank-profile': {
-    about: "rank (b) (or (a)): the server's main-thread CPU per request segment, vs the floors",
+    about: "rank (b) (or (a)): the server's CPU per request segment, vs the floors",
     load: () => import('./rank-profile.js'),
   },
   events: {

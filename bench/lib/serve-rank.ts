@@ -20,7 +20,7 @@ import { floorBody, PARSING_FLOOR_PATH, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from
 import { type ListeningServer, listenOnLoopback, runServeChild } from './serve-child.js';
 import { markPipelineStages, StageProbe } from './stage-probe.js';
 
-/** `BENCH_RANK_PROBE=1` (`rank-profile`): main-thread CPU per segment of each request (stage-probe.ts). */
+/** `BENCH_RANK_PROBE=1` (`rank-profile`): server CPU per segment of each request (stage-probe.ts). */
 const probe =
   process.env.BENCH_RANK_PROBE === '1' ? new StageProbe([RANK_PATH, PARSING_FLOOR_PATH]) : undefined;
 

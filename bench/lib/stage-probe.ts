@@ -1,16 +1,17 @@
 /**
- * The server side of `npm run bench -- rank-profile`: where a server's main thread spends its CPU
- * during a request, segment by segment. A segment runs from one mark to the next: the HTTP
- * server's `request` event, Fastify's hooks (`preParsing`, `preValidation`, `preHandler`,
- * `preSerialization`, `onSend`, `onResponse`) and, in rankd, the end of each pipeline stage
- * (`RequestContext.stageEnded`). At each mark the thread's own CPU time is read from
- * `/proc/thread-self/schedstat` (ns on a CPU: time spent waiting for a core on a busy machine is
- * not counted, unlike wall-clock profile ticks), so the figures hold on a shared host. Outside
- * Linux it falls back to the process's CPU time (`process.cpuUsage`, helper threads included).
+ * The server side of `npm run bench -- rank-profile`: where a server's CPU goes during a request,
+ * segment by segment. A segment runs from one mark to the next: the HTTP server's `request`
+ * event, Fastify's hooks (`preParsing`, `preValidation`, `preHandler`, `preSerialization`,
+ * `onSend`, `onResponse`) and, in rankd, the end of each pipeline stage
+ * (`RequestContext.stageEnded`). At each mark the process's CPU time is read (`process.cpuUsage`,
+ * getrusage: µs-precise, and time spent waiting for a core on a busy machine is not counted, unlike
+ * a profile's wall-clock ticks). It is the whole process's: what helper threads (the garbage
+ * collector's, the compiler's) do meanwhile is charged to the segment it overlaps. The thread's own
+ * counter (`/proc/thread-self/schedstat`) would leave them out, but it only moves at scheduler ticks
+ * and context switches, far coarser than a segment.
  *
  * Meant for one request at a time: requests that overlap are counted and their segments mixed.
  */
-import { openSync, readSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
@@ -22,7 +23,7 @@ export interface RouteTally {
   requests: number;
   /** Requests that began while another was in flight (their segments are mixed). */
   overlapped: number;
-  /** Segments `from→to` in the order first seen: main-thread CPU ns summed over requests, and how often. */
+  /** Segments `from→to` in the order first seen: CPU ns summed over requests, and how often. */
   segments: Array<{ name: string; cpuNs: number; count: number }>;
   /** Each occurrence of each segment, hrtime µs (the clock of V8's `.cpuprofile`), when asked for. */
   windows?: Record<string, Array<[number, number]>>;
@@ -30,40 +31,15 @@ export interface RouteTally {
 
 /** What `GET PROBE_PATH` answers. */
 export interface ProbeReport {
-  /** How CPU time was read: `thread` (schedstat) or `process` (fallback). */
-  clock: 'thread' | 'process';
-  /** The whole process's CPU (all threads: GC helpers, libuv) since the last reset, µs. */
+  /** The process's CPU since the last reset, µs (the segments' sum, and what fell outside any request). */
   processCpuUs: number;
   routes: Record<string, RouteTally>;
 }
 
-/** Reads this thread's CPU time in ns; once opened, `/proc/thread-self` stays the opening (main) thread's. */
-function threadClock(): { read: () => number; kind: ProbeReport['clock'] } {
-  try {
-    const fd = openSync('/proc/thread-self/schedstat', 'r');
-    const buffer = Buffer.alloc(64);
-    return {
-      kind: 'thread',
-      read: () => {
-        const n = readSync(fd, buffer, 0, buffer.length, 0);
-        let ns = 0;
-        for (let i = 0; i < n; i++) {
-          const digit = (buffer[i] as number) - 48;
-          if (digit < 0 || digit > 9) break;
-          ns = ns * 10 + digit;
-        }
-        return ns;
-      },
-    };
-  } catch {
-    return {
-      kind: 'process',
-      read: () => {
-        const { user, system } = process.cpuUsage();
-        return (user + system) * 1000;
-      },
-    };
-  }
+/** The process's CPU time so far, ns. */
+function cpuNs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) * 1000;
 }
 
 function nowUs(): number {
@@ -78,7 +54,6 @@ interface Tally {
 
 /** Marks, tallies and serves segments of the requests to `paths` on one Fastify server. */
 export class StageProbe {
-  readonly #clock = threadClock();
   readonly #paths: ReadonlySet<string>;
   #tallies = new Map<string, Tally>();
   #current: { raw: IncomingMessage; tally: Tally } | undefined;
@@ -152,7 +127,7 @@ export class StageProbe {
    * between two requests to the next request, as `response→request`).
    */
   mark(name: string): void {
-    const ns = this.#clock.read();
+    const ns = cpuNs();
     const us = nowUs();
     const tally = this.#current?.tally;
     if (tally !== undefined && this.#lastNs !== 0) {
@@ -184,7 +159,7 @@ export class StageProbe {
           ? { windows: Object.fromEntries([...tally.segments].map(([name, s]) => [name, s.windows])) }
           : {}),
       };
-    return { clock: this.#clock.kind, processCpuUs: user + system, routes };
+    return { processCpuUs: user + system, routes };
   }
 }
 
