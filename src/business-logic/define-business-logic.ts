@@ -1,7 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Component } from '../request/component.js';
-import { radixSortByScore } from './radix-score-sort.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -155,8 +154,7 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
  */
 export function sortByScore<T extends { score: number }>(items: T[]): T[] {
   for (let i = 1; i < items.length; i++) {
-    // DR-021: the order of a stable comparison sort, found without 10,000 comparator calls.
-    if ((items[i] as T).score > (items[i - 1] as T).score) return radixSortByScore(items);
+    if ((items[i] as T).score > (items[i - 1] as T).score) return items.sort((a, b) => b.score - a.score);
   }
   return items;
 }

@@ -249,15 +249,8 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
   readonly #averageLength: Float64Array;
   readonly #counts: Float64Array;
   readonly #counter: TermCounter;
-  readonly #among: readonly object[];
-  readonly #stride: number;
-  /**
-   * The position in {@link #among} where the next entity is looked for first: entities are
-   * usually scored in the order they were counted, so finding one's counts takes one comparison.
-   */
-  #cursor = 0;
-  /** Where each entity's counts start in {@link #counts}, made on the first entity out of order (DR-021). */
-  #offsets: Map<object, number> | undefined;
+  /** Where each entity's counts start in {@link #counts}. */
+  readonly #offsets = new Map<object, number>();
 
   constructor(fields: readonly ResolvedField[], terms: readonly string[], among: readonly object[]) {
     this.#fields = fields;
@@ -274,14 +267,13 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
     const entities = t === 0 ? [] : among;
     const counts = new Float64Array(entities.length * stride);
     this.#counts = counts;
-    this.#among = entities;
-    this.#stride = stride;
     const documentFrequency = new Float64Array(t);
     const totalLength = new Float64Array(fields.length);
     for (let e = 0; e < entities.length; e++) {
       const entity = entities[e] as object;
       const at = e * stride;
       countInto(counter, counts, at, entity, fields, t);
+      this.#offsets.set(entity, at);
       for (let f = 0; f < fields.length; f++)
         totalLength[f] = (totalLength[f] as number) + (counts[at + f * width + t] as number);
       for (let i = 0; i < t; i++) {
@@ -305,7 +297,7 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
     if (t === 0) return scores as TextScores<F>;
     const fields = this.#fields;
     let counts = this.#counts;
-    let at = this.#offsetOf(entity);
+    let at = this.#offsets.get(entity);
     if (at === undefined) {
       // Not one of the entities the match was made for: counted on its own, with their weights.
       counts = new Float64Array(fields.length * (t + 1));
@@ -329,26 +321,6 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
       scores[field.name] = score / this.#totalIdf;
     }
     return scores as TextScores<F>;
-  }
-
-  /** Where `entity`'s counts start, or undefined when it is not one of the entities counted. */
-  #offsetOf(entity: object): number | undefined {
-    const among = this.#among;
-    const cursor = this.#cursor;
-    if (cursor < among.length && among[cursor] === entity) {
-      this.#cursor = cursor + 1;
-      // The same offset the map gives: an object listed twice counts alike at both places.
-      return cursor * this.#stride;
-    }
-    if (this.#offsets === undefined) {
-      const offsets = new Map<object, number>();
-      // Later places win, as when the map was made while counting.
-      for (let e = 0; e < among.length; e++) offsets.set(among[e] as object, e * this.#stride);
-      this.#offsets = offsets;
-    }
-    const at = this.#offsets.get(entity);
-    if (at !== undefined) this.#cursor = at / this.#stride + 1;
-    return at;
   }
 }
 
