@@ -19,6 +19,10 @@ const BENCHMARKS: Record<string, BenchmarkEntry> = {
     load: () => import('./upload-ceiling.js'),
   },
   rank: { about: 'template ranking pipeline over HTTP vs a bare route', load: () => import('./rank.js') },
+  'rank-profile': {
+    about: "rank (b) (or (a)): the server's CPU per request segment, vs the floors",
+    load: () => import('./rank-profile.js'),
+  },
   events: {
     about: 'spec example with IMPRESSION + MODEL events to the stream vs events off',
     load: () => import('./events.js'),

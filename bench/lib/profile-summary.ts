@@ -64,11 +64,14 @@ export class ProfileTree {
     windows?: readonly TimeWindow[],
   ) {
     this.#byId = new Map(profile.nodes.map((node) => [node.id, node]));
+    // Sorted by start, so that each sample finds its window by binary search: a run of thousands of
+    // requests has thousands of windows.
+    const sorted = windows && [...windows].sort((a, b) => a.startUs - b.startUs);
     let at = profile.startTime;
     profile.samples.forEach((id, i) => {
       const delta = profile.timeDeltas[i] ?? 0;
       at += delta;
-      if (windows && !windows.some((w) => at >= w.startUs && at <= w.endUs)) return;
+      if (sorted && !inAnyWindow(sorted, at)) return;
       this.#selfUs.set(id, (this.#selfUs.get(id) ?? 0) + delta);
     });
   }
@@ -113,6 +116,19 @@ export class ProfileTree {
   #node(id: number): ProfileNode {
     return this.#byId.get(id) as ProfileNode;
   }
+}
+
+/** Whether `at` falls in one of `windows` (sorted by start, not overlapping: a benchmark's phases or segments). */
+function inAnyWindow(windows: readonly TimeWindow[], at: number): boolean {
+  let low = 0;
+  let high = windows.length;
+  // The first window starting after `at`: the one before it is the only one that can hold `at`.
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((windows[middle] as TimeWindow).startUs <= at) low = middle + 1;
+    else high = middle;
+  }
+  return low > 0 && (windows[low - 1] as TimeWindow).endUs >= at;
 }
 
 type Ranked = Array<readonly [string, number]>;

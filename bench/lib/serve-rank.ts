@@ -18,6 +18,11 @@ import { createClient, RESP_TYPES } from 'redis';
 import { importDist } from './package-build.js';
 import { floorBody, PARSING_FLOOR_PATH, RANK_PATH, TEMPLATE_PRODUCT_VIEWS } from './rank-data.js';
 import { type ListeningServer, listenOnLoopback, runServeChild } from './serve-child.js';
+import { markPipelineStages, StageProbe } from './stage-probe.js';
+
+/** `BENCH_RANK_PROBE=1` (`rank-profile`): server CPU per segment of each request (stage-probe.ts). */
+const probe =
+  process.env.BENCH_RANK_PROBE === '1' ? new StageProbe([RANK_PATH, PARSING_FLOOR_PATH]) : undefined;
 
 async function serveTemplate(): Promise<ListeningServer> {
   const dir = process.env.BENCH_PKG_DIR ?? '';
@@ -29,7 +34,18 @@ async function serveTemplate(): Promise<ListeningServer> {
   const config = await importDist<typeof import('../../src/config/index.js')>(dir, 'config/index.js');
   // BENCH_RANK_APP: another app module on the same data (bench/lib/shadow-app.ts: the template with a shadow model).
   const app = await loadApp(process.env.BENCH_RANK_APP ?? join(dir, 'template', 'pipelines', 'main.ts'));
-  const server = await buildServer({ config: config.loadConfig(process.env), app });
+  if (probe !== undefined) {
+    const { RequestContext } = await importDist<typeof import('../../src/request/request-context.js')>(
+      dir,
+      'request/request-context.js',
+    );
+    markPipelineStages(probe, RequestContext);
+  }
+  const server = await buildServer({
+    config: config.loadConfig(process.env),
+    app,
+    ...(probe === undefined ? {} : { extraRoutes: (server) => probe.install(server) }),
+  });
   if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');
   return listenOnLoopback(server);
 }
@@ -83,6 +99,7 @@ async function serveFloor(): Promise<ListeningServer> {
     }
     return reply.type('application/json').send(answer);
   };
+  probe?.install(server);
   server.post(RANK_PATH, floorRoute(false));
   server.post(PARSING_FLOOR_PATH, floorRoute(true));
   server.addHook('onClose', async () => redis.close());
