@@ -107,9 +107,7 @@ export const RequestEntity = defineEntity({
   description: 'A request; identifier `request_id`.',
 });
 
-/**
- * The types every rankd app knows, in this order.
- */
+/** The types every rankd app knows, in this order. */
 export const BUILT_IN_ENTITY_TYPES = [
   ProductEntity,
   QueryEntity,

@@ -2,9 +2,7 @@ import Type, { type Static, type TObject, type TProperties, type TSchema } from 
 import { Compile, type Validator } from 'typebox/compile';
 import { AppDefinitionError } from '../errors/index.js';
 
-/**
- * Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet.
- */
+/** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**

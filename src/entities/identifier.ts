@@ -22,9 +22,7 @@ export interface Identifier {
   readonly id: string;
 }
 
-/**
- * The id in `entity[idField]`, as a string, or undefined when it has none.
- */
+/** The id in `entity[idField]`, as a string, or undefined when it has none. */
 export function idOf(idField: string, entity: Record<string, unknown>): string | undefined {
   const value = entity[idField];
   if (typeof value === 'string') return value.length > 0 ? value : undefined;

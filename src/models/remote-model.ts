@@ -127,9 +127,7 @@ function positiveInteger(value: number, option: string, owner: string): number {
   return value;
 }
 
-/**
- * Runs `work(0..count)` with at most `limit` running at once; the results keep their order.
- */
+/** Runs `work(0..count)` with at most `limit` running at once; the results keep their order. */
 async function mapLimited<T>(count: number, limit: number, work: (i: number) => Promise<T>): Promise<T[]> {
   const results = new Array<T>(count);
   let next = 0;
