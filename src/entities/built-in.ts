@@ -7,13 +7,7 @@ import { defineEntity } from './define-entity.js';
  * ```ts
  * import { ProductEntity, Type } from 'rankd';
  *
- * // The built-in product (id field `product_id`), with the shop's fields.
- * export const Product = ProductEntity.extend({
- *   fields: {
- *     title: Type.Union([Type.String(), Type.Null()], { default: null }),
- *     price: Type.Union([Type.Number(), Type.Null()], { default: null }),
- *   },
- * });
+ * export const Product = ProductEntity.extend({ fields: { price: Type.Union([Type.Number(), Type.Null()]) } });
  * ```
  */
 export const ProductEntity = defineEntity({
@@ -28,13 +22,13 @@ export const ProductEntity = defineEntity({
  * import { defineRealtimeFeatures, Feature, QueryEntity } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // The request's `query` (its text in `query.query`), paired with each candidate.
+ * // The request's `query`, paired with each candidate.
  * export const QueryLength = defineRealtimeFeatures({
  *   name: 'query_length',
  *   entity: Product,
  *   with: QueryEntity,
- *   features: { words: Feature.integer({ default: 0 }) },
- *   compute: (_product, query) => ({ words: String(query.query ?? '').split(/\s+/).filter(Boolean).length }),
+ *   features: { chars: Feature.integer({ default: 0 }) },
+ *   compute: (_product, query) => ({ chars: String(query.query ?? '').length }),
  * });
  * ```
  */
@@ -66,10 +60,7 @@ export const UserEntity = defineEntity({ name: 'user', description: 'A user; ide
  * ```ts
  * import { BrandEntity, ProductEntity } from 'rankd';
  *
- * // A product's `brand_id` hydrates its brand into `brand`.
- * export const Product = ProductEntity.extend({
- *   references: { brand_id: { entity: BrandEntity, as: 'brand' } },
- * });
+ * export const Product = ProductEntity.extend({ references: { brand_id: { entity: BrandEntity, as: 'brand' } } });
  * ```
  */
 export const BrandEntity = defineEntity({ name: 'brand', description: 'A brand; identifier `brand_id`.' });
@@ -94,7 +85,6 @@ export const CategoryEntity = defineEntity({
  * ```ts
  * import { defineFeatureView, Feature, RequestEntity } from 'rankd';
  *
- * // Features keyed by request id, e.g. written by a job that scores requests.
  * export const RequestStats = defineFeatureView({
  *   name: 'request_stats',
  *   entity: RequestEntity,

@@ -6,15 +6,15 @@ import { AppDefinitionError } from '../errors/index.js';
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
- * How an entity type is declared: its name, its identifier field and its typed fields.
+ * A declared entity type. Entities themselves stay plain JSON objects; the type knows their id
+ * field and how to validate and document them.
  *
  * @example
  * ```ts
- * import { defineEntity, type EntityTypeOptions, Type } from 'rankd';
+ * import type { EntityType } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const fields = { sku: Type.String() };
- * const options: EntityTypeOptions<typeof fields> = { name: 'variant', idField: 'sku', fields };
- * export const Variant = defineEntity(options);
+ * const type: EntityType = Product; // type.name, type.idField, type.fields
  * ```
  */
 export interface EntityTypeOptions<Fields extends TProperties> {
@@ -27,14 +27,11 @@ export interface EntityTypeOptions<Fields extends TProperties> {
   /** Shown in the OpenAPI document. */
   description?: string;
   /**
-   * Fields that hold the id of another entity, hydrated too: `{ brand_id: { entity: Brand, as: 'brand' } }`
-   * fills `brand` with the stored brand whose id is in `brand_id`, to any depth.
+   * Fields holding another entity's id, hydrated too, to any depth: `{ brand_id: { entity: Brand,
+   * as: 'brand' } }` fills `brand` with the brand whose id is in `brand_id`.
    */
   references?: Record<string, EntityReference>;
-  /**
-   * The field that names an entity to a person (`title`, `name`): the console shows it beside the
-   * id. @defaultValue the first declared field that holds text
-   */
+  /** The field that names an entity to a person, shown beside the id. @defaultValue the first text field */
   titleField?: string;
 }
 
@@ -43,11 +40,9 @@ export interface EntityTypeOptions<Fields extends TProperties> {
  *
  * @example
  * ```ts
- * import { defineEntity, type EntityReference, ProductEntity } from 'rankd';
+ * import { defineEntity, type EntityReference } from 'rankd';
  *
- * const Maker = defineEntity({ name: 'maker' });
- * const maker: EntityReference = { entity: Maker, as: 'maker' };
- * export const Product = ProductEntity.extend({ references: { maker_id: maker } });
+ * const maker: EntityReference = { entity: defineEntity({ name: 'maker' }), as: 'maker' };
  * ```
  */
 export interface EntityReference {
@@ -91,19 +86,14 @@ export interface EntityType<Fields extends TProperties = TProperties> {
 }
 
 /**
- * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
- * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ * The spec's name (section 2.1) for the base entity type: every entity type is a `ServiceEntity`,
+ * made by {@link defineEntity} or by `extend`.
  *
  * @example
  * ```ts
- * import { defineEntity, type ServiceEntity, Type } from 'rankd';
+ * import { defineEntity, type ServiceEntity } from 'rankd';
  *
- * // An entity type declared as the spec's ServiceEntity.
- * export const Brand: ServiceEntity = defineEntity({
- *   name: 'brand',
- *   idField: 'brand_id',
- *   fields: { name: Type.String() },
- * });
+ * export const Brand: ServiceEntity = defineEntity({ name: 'brand' });
  * ```
  */
 export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
@@ -127,10 +117,7 @@ function pascal(name: string): string {
  *
  * export const Listing = defineEntity({
  *   name: 'listing', // id field: listing_id
- *   fields: {
- *     price: Type.Number({ default: 0 }),
- *     tags: Type.Array(Type.String(), { default: [] }),
- *   },
+ *   fields: { price: Type.Number({ default: 0 }), tags: Type.Array(Type.String(), { default: [] }) },
  *   references: { brand_id: { entity: BrandEntity, as: 'brand' } },
  * });
  * ```
@@ -197,9 +184,7 @@ export function defineEntity<Fields extends TProperties = {}>(
  * import type { EntityOf } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // A hydrated product: its declared fields typed, any other field unknown.
  * const product: EntityOf<typeof Product> = { product_id: 'p1', price: 12, title: 'Beeswax Candle' };
- * console.log(product.price);
  * ```
  */
 export type EntityOf<T extends EntityType> =

@@ -5,16 +5,10 @@ import type { EntityType } from './define-entity.js';
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, type Identifier, identifierOf } from 'rankd';
+ * import { type Identifier, identifierOf } from 'rankd';
  *
- * export const Log = defineBusinessLogic({
- *   name: 'Log',
- *   apply(candidates) {
- *     const ids: Identifier[] = candidates.map((c) => identifierOf(c.entity));
- *     console.log(ids.map(({ type, id }) => `${type}::${id}`));
- *     return candidates;
- *   },
- * });
+ * const key = ({ type, id }: Identifier) => `${type}::${id}`;
+ * const ofEntity = (entity: object) => key(identifierOf(entity));
  * ```
  */
 export interface Identifier {
