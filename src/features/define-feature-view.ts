@@ -4,16 +4,14 @@ import type { FeatureSpec } from './feature-kind.js';
 import { RowLayout } from './row-layout.js';
 
 /**
- * How a feature view is declared.
+ * A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis.
  *
  * @example
  * ```ts
- * import { defineFeatureView, Feature, type FeatureViewOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import type { FeatureView } from 'rankd';
+ * import { featureViews } from './feature-store/features.js';
  *
- * const features = { margin: Feature.float({ default: 0 }) };
- * const options: FeatureViewOptions<typeof features> = { name: 'product_margin', entity: Product, features };
- * export const ProductMargin = defineFeatureView(options);
+ * const views: FeatureView[] = featureViews;
  * ```
  */
 export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
@@ -63,23 +61,14 @@ export const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
  *
  * @example
  * ```ts
- * import { defineFeatureView, Feature, UserEntity } from 'rankd';
+ * import { defineFeatureView, Feature } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * export const ProductStats = defineFeatureView({
  *   name: 'product_stats',
  *   entity: Product, // or a pair: [Product, UserEntity]
  *   ttlSeconds: 30 * 86400, // older rows count as missing
- *   features: {
- *     ctr_7d: Feature.float({ default: 0 }),
- *     tier: Feature.string(), // no default: reads as null when missing
- *     embedding: Feature.vector(8),
- *   },
- * });
- * export const Affinity = defineFeatureView({
- *   name: 'affinity',
- *   entity: [Product, UserEntity],
- *   features: { score: Feature.float({ default: 0 }) },
+ *   features: { ctr_7d: Feature.float({ default: 0 }), tier: Feature.string() }, // tier: null when missing
  * });
  * ```
  */
