@@ -6,15 +6,13 @@ import { AppDefinitionError } from '../errors/index.js';
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
- * A declared entity type. Entities themselves stay plain JSON objects; the type knows their id
- * field and how to validate and document them.
+ * How an entity type is declared: its name, its identifier field and its typed fields.
  *
  * @example
  * ```ts
- * import type { EntityType } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import type { EntityTypeOptions } from 'rankd';
  *
- * const type: EntityType = Product; // type.name, type.idField, type.fields
+ * const options: EntityTypeOptions<{}> = { name: 'variant', idField: 'sku' };
  * ```
  */
 export interface EntityTypeOptions<Fields extends TProperties> {
@@ -53,16 +51,15 @@ export interface EntityReference {
 }
 
 /**
- * A declared entity type: the spec's `ServiceEntity` and its children. Entities themselves stay
- * plain JSON objects; the type knows their id field and how to validate and document them.
+ * A declared entity type. Entities themselves stay plain JSON objects; the type knows their id
+ * field and how to validate and document them.
  *
  * @example
  * ```ts
  * import type { EntityType } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const type: EntityType = Product;
- * console.log(type.name, type.idField, Object.keys(type.fields)); // product product_id [...]
+ * const type: EntityType = Product; // type.name, type.idField, type.fields
  * ```
  */
 export interface EntityType<Fields extends TProperties = TProperties> {

@@ -4,14 +4,15 @@ import type { FeatureSpec } from './feature-kind.js';
 import { RowLayout } from './row-layout.js';
 
 /**
- * A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis.
+ * How a feature view is declared.
  *
  * @example
  * ```ts
- * import type { FeatureView } from 'rankd';
- * import { featureViews } from './feature-store/features.js';
+ * import { Feature, type FeatureViewOptions } from 'rankd';
+ * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const views: FeatureView[] = featureViews;
+ * const features = { margin: Feature.float({ default: 0 }) };
+ * const options: FeatureViewOptions<typeof features> = { name: 'product_margin', entity: Product, features };
  * ```
  */
 export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
@@ -35,7 +36,6 @@ export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
  * import { featureViews } from './feature-store/features.js';
  *
  * const views: FeatureView[] = featureViews;
- * for (const view of views) console.log(view.name, Object.keys(view.features), view.ttlSeconds);
  * ```
  */
 export interface FeatureView<F extends Record<string, FeatureSpec> = Record<string, FeatureSpec>> {
