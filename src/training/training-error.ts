@@ -1,9 +1,8 @@
 import { ErrorCode, RankdError } from '../errors/index.js';
 
 /**
- * A data set or option the trainer cannot use: rows and groups that do not add up, a label that
- * is not a grade, a learning rate of 0. The message says which and where; `rankd train` prints it
- * as its one line. Code `RANKD_INPUT_INVALID` (never over HTTP; 400 if it were).
+ * A data set or option the trainer cannot use; the message says which and where, and `rankd train`
+ * prints it as its one line. Code `RANKD_INPUT_INVALID` (never over HTTP).
  *
  * @example
  * ```ts
