@@ -26,14 +26,9 @@ export const ErrorCode = {
   BODY_TOO_LARGE: 'RANKD_BODY_TOO_LARGE',
   /** Any other malformed request the HTTP layer rejects (HTTP 400). */
   BAD_REQUEST: 'RANKD_BAD_REQUEST',
-  /**
-   * Not valid HTTP/1.1 (Node's parser refused its framing, or no `Host` header): HTTP 400, the
-   * connection closed after the answer.
-   */
+  /** Not valid HTTP/1.1 (bad framing, no `Host`): HTTP 400, the connection closed after the answer. */
   MALFORMED_REQUEST: 'RANKD_MALFORMED_REQUEST',
-  /**
-   * The headers, the request or the next piece of its body came too late (HTTP 408); the connection is closed.
-   */
+  /** Headers, request or next body piece came too late (HTTP 408); the connection is closed. */
   REQUEST_TIMEOUT: 'RANKD_REQUEST_TIMEOUT',
   /** Headers over Node's limit, 16 KiB by default (HTTP 431); the connection is closed. */
   HEADERS_TOO_LARGE: 'RANKD_HEADERS_TOO_LARGE',
@@ -45,14 +40,9 @@ export const ErrorCode = {
   NOT_FOUND: 'RANKD_NOT_FOUND',
   /** Redis cannot be reached or did not answer in time (HTTP 503). */
   REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
-  /**
-   * Redis refuses writes at its `maxmemory`: HTTP 503, as reads still work and the condition clears
-   * without the caller changing anything.
-   */
+  /** Redis refuses writes at its `maxmemory`: HTTP 503, as reads work and it clears by itself. */
   REDIS_OUT_OF_MEMORY: 'RANKD_REDIS_OUT_OF_MEMORY',
-  /**
-   * On a Redis Cluster, a write reached some nodes only; the body lists which ids were written (HTTP 503).
-   */
+  /** On a Redis Cluster, a write reached some nodes only; the body lists the ids (HTTP 503). */
   PARTIAL_WRITE: 'RANKD_PARTIAL_WRITE',
   /** A value in the index rankd cannot decode (HTTP 500: the data in Redis is damaged). */
   INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
@@ -62,52 +52,29 @@ export const ErrorCode = {
   MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
   CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
-  /**
-   * The app cannot start: its module is missing or no rankd app, a definition is refused, or a
-   * component failed to initialize. Start-up only.
-   */
+  /** The app cannot start: no rankd app, a refused definition, a failed initialize. Start-up only. */
   APP_INVALID: 'RANKD_APP_INVALID',
-  /**
-   * App code read a feature this request cannot give (undeclared, read before its rows arrived, wrong
-   * entity type): HTTP 500, an app bug; the detail names the feature and what to change.
-   */
+  /** App code read a feature this request cannot give (HTTP 500, an app bug); the detail says why. */
   FEATURE_LOOKUP: 'RANKD_FEATURE_LOOKUP',
   /** App code asked for the variant of an experiment not in the pipeline's scope (HTTP 500: an app bug). */
   EXPERIMENT_LOOKUP: 'RANKD_EXPERIMENT_LOOKUP',
-  /**
-   * App code called a rankd function where it cannot work (getFeature or logEvent outside a request, a
-   * model scored before `initialize()`, ...): HTTP 500, an app bug.
-   */
+  /** App code called a rankd function where it cannot work, e.g. getFeature outside a request (HTTP 500). */
   APP_MISUSE: 'RANKD_APP_MISUSE',
-  /**
-   * A model file rankd cannot read or use, or a model whose output does not fit the batch. It stops a
-   * start; a failed reload keeps the previous version (HTTP 500 if a request meets it).
-   */
+  /** A model file rankd cannot use: stops a start; a failed reload keeps the previous version (HTTP 500). */
   MODEL_INVALID: 'RANKD_MODEL_INVALID',
   /** A data file given to the CLI cannot be read or parsed. Never over HTTP. */
   INPUT_INVALID: 'RANKD_INPUT_INVALID',
   /** A CLI command given arguments it cannot act on. Never over HTTP. */
   CLI_USAGE: 'RANKD_CLI_USAGE',
-  /**
-   * A CLI command failed for a reason outside its arguments (redis-server did not start, ...). Never over HTTP.
-   */
+  /** A CLI command failed for a reason outside its arguments. Never over HTTP. */
   CLI_FAILED: 'RANKD_CLI_FAILED',
   /** An unexpected failure: always a bug in rankd or the app (HTTP 500). */
   INTERNAL: 'RANKD_INTERNAL',
-
-  /**
-   * Busy with expensive work (or the event loop lags): not started within a second, or the work in
-   * flight reached `ADMISSION_BUDGET` (HTTP 503, `Retry-After`). Nothing was written.
-   */
+  /** Busy with expensive work or past `ADMISSION_BUDGET` (HTTP 503, `Retry-After`). Nothing was written. */
   OVERLOADED: 'RANKD_OVERLOADED',
-  /**
-   * The request's API key holds its share (`ADMISSION_KEY_SHARE`) of the work in flight (HTTP 429, `Retry-After`).
-   */
+  /** The API key holds its share (`ADMISSION_KEY_SHARE`) of the work in flight (HTTP 429, `Retry-After`). */
   KEY_SHARE_EXCEEDED: 'RANKD_KEY_SHARE_EXCEEDED',
-  /**
-   * A route that changes data or the server, called from another machine while no API key is set
-   * (HTTP 403). Nothing was written.
-   */
+  /** A write or admin route called from another machine while no API key is set (HTTP 403). */
   LOOPBACK_ONLY: 'RANKD_LOOPBACK_ONLY',
 } as const;
 
