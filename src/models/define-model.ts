@@ -40,7 +40,8 @@ export interface Model<E extends EntityType = EntityType> extends Component {
  * ```ts
  * import { defineModel, featureColumns } from 'rankd';
  *
- * const title = (products: object[]) => Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => v || 0);
+ * const title = (products: readonly object[]) =>
+ *   Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => v || 0);
  * export const TitleModel = defineModel({
  *   name: 'TitleModel',
  *   features: ['text_match:title'],

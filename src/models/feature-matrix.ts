@@ -20,7 +20,7 @@ export function numericValue(value: FeatureValue | null | undefined): number {
  *
  * const FEATURES = ['product_stats:ctr_7d', 'text_match:title'];
  * // In a model's `score`: row i holds entity i's features, in FEATURES order.
- * const rows = (products: object[]) => featureMatrix(products, FEATURES);
+ * const rows = (products: readonly object[]) => featureMatrix(products, FEATURES);
  * ```
  */
 export function featureMatrix(
@@ -53,7 +53,7 @@ export function featureMatrix(
  * import { featureColumns } from 'rankd';
  *
  * // In a model's `score`: one Float64Array per feature, missing NaN, booleans 1 and 0.
- * const ctrAndStock = (products: object[]) => featureColumns(products, ['product_stats:ctr_7d', 'realtime_product:in_stock']);
+ * const columns = (products: readonly object[]) => featureColumns(products, ['product_stats:ctr_7d', 'facts:price']);
  * ```
  */
 export function featureColumns<const N extends readonly string[]>(
