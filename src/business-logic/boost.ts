@@ -12,7 +12,7 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  * import type { BoostOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const options: BoostOptions<typeof Product> = { entity: Product, by: 'brand', values: { 'Ember & Wick': 0.3 } };
+ * const options: BoostOptions<typeof Product> = { entity: Product, by: 'brand', values: { Acme: 0.3 } };
  * ```
  */
 export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {

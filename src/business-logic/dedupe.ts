@@ -29,7 +29,7 @@ export interface DedupeOptions<E extends EntityType = EntityType> extends StepOp
  * import { dedupe } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * export const OnePerTitle = dedupe({ entity: Product, by: (product) => product.title?.trim().toLowerCase() });
+ * export const OnePerTitle = dedupe({ entity: Product, by: (p) => p.title?.trim().toLowerCase() });
  * ```
  */
 export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {

@@ -152,7 +152,8 @@ export function sortByScore<T extends { score: number }>(items: T[]): T[] {
  *   entity: Product,
  *   features: ['realtime_product:in_stock'], // what it reads, declared
  *   apply(candidates) {
- *     for (const c of candidates) if (getFeature(c.entity, 'realtime_product:in_stock') === false) c.score -= 1;
+ *     for (const c of candidates)
+ *       if (getFeature(c.entity, 'realtime_product:in_stock') === false) c.score -= 1;
  *     return candidates;
  *   },
  * });

@@ -11,7 +11,7 @@ import { componentOf, type StepOptions } from './step-options.js';
  * import type { FilterOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const options: FilterOptions<typeof Product> = { entity: Product, keep: (product) => (product.price ?? 0) > 0 };
+ * const options: FilterOptions<typeof Product> = { entity: Product, keep: (p) => (p.price ?? 0) > 0 };
  * ```
  */
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {

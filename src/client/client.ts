@@ -66,7 +66,8 @@ export interface CallOptions {
  * ```ts
  * import { createClient } from 'rankd/client';
  *
- * const { entities } = await createClient({ baseUrl: 'http://localhost:5001' }).entities.get('product', ['p1']);
+ * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
+ * const { entities } = await rankd.entities.get('product', ['p1']); // ids not found are left out
  * ```
  */
 export interface EntitiesApi<Paths> {

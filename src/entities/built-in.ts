@@ -7,7 +7,7 @@ import { defineEntity } from './define-entity.js';
  * ```ts
  * import { ProductEntity, Type } from 'rankd';
  *
- * export const Product = ProductEntity.extend({ fields: { price: Type.Union([Type.Number(), Type.Null()]) } });
+ * export const Product = ProductEntity.extend({ fields: { price: Type.Number({ default: 0 }) } });
  * ```
  */
 export const ProductEntity = defineEntity({
@@ -60,7 +60,9 @@ export const UserEntity = defineEntity({ name: 'user', description: 'A user; ide
  * ```ts
  * import { BrandEntity, ProductEntity } from 'rankd';
  *
- * export const Product = ProductEntity.extend({ references: { brand_id: { entity: BrandEntity, as: 'brand' } } });
+ * // A product's `brand_id` hydrates its brand into `brand`.
+ * const brand = { entity: BrandEntity, as: 'brand' };
+ * export const Product = ProductEntity.extend({ references: { brand_id: brand } });
  * ```
  */
 export const BrandEntity = defineEntity({ name: 'brand', description: 'A brand; identifier `brand_id`.' });

@@ -18,7 +18,10 @@ export type { Scores } from './scores.js';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * // Any object of this shape is a model; defineModel only checks it.
- * export const ByPrice: Model<typeof Product> = { name: 'ByPrice', score: (products) => products.map((p) => -(p.price ?? 0)) };
+ * export const ByPrice: Model<typeof Product> = {
+ *   name: 'ByPrice',
+ *   score: (products) => products.map((p) => -(p.price ?? 0)),
+ * };
  * ```
  */
 export interface Model<E extends EntityType = EntityType> extends Component {
@@ -46,7 +49,8 @@ export interface Model<E extends EntityType = EntityType> extends Component {
  *   name: 'TitleModel',
  *   features: ['text_match:title'],
  *   score: (products) => title(products).map((v) => 2 * v),
- *   contributions: (products) => title(products).map((v) => ({ bias: 0, contributions: { 'text_match:title': 2 * v } })),
+ *   contributions: (products) =>
+ *     title(products).map((v) => ({ bias: 0, contributions: { 'text_match:title': 2 * v } })),
  * });
  * ```
  */
@@ -77,7 +81,7 @@ export interface ModelOptions<E extends EntityType> extends Model<E> {
  *   features: ['text_match:title', 'product_stats:popularity'],
  *   score(products) {
  *     const [title, popularity] = featureColumns(products, ['text_match:title', 'product_stats:popularity']);
- *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0)); // one per product, in order
+ *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0)); // one per product
  *   },
  * });
  * ```

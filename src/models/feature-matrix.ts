@@ -53,7 +53,7 @@ export function featureMatrix(
  * import { featureColumns } from 'rankd';
  *
  * // In a model's `score`: one Float64Array per feature, missing NaN, booleans 1 and 0.
- * const columns = (products: readonly object[]) => featureColumns(products, ['product_stats:ctr_7d', 'facts:price']);
+ * const columns = (products: readonly object[]) => featureColumns(products, ['facts:ctr', 'facts:price']);
  * ```
  */
 export function featureColumns<const N extends readonly string[]>(

@@ -37,7 +37,7 @@ export const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
  * import { linearModel } from 'rankd';
  *
  * // A `file:` URL next to the app's code, or a path from the project root.
- * export const Ctr = linearModel({ name: 'ctr', file: new URL('../models/ctr.json', import.meta.url), objective: 'sigmoid' });
+ * export const Ctr = linearModel({ name: 'ctr', file: new URL('../models/ctr.json', import.meta.url) });
  * ```
  */
 export interface FileModelOptions<E extends EntityType = EntityType> {
@@ -94,7 +94,7 @@ export interface FileModelKind<T> {
  * ```ts
  * import type { ReloadResult } from 'rankd';
  *
- * const report = (r: ReloadResult) => (r.status === 'failed' ? `${r.error}; ${r.version} still serves` : r.status);
+ * const report = (r: ReloadResult) => (r.status === 'failed' ? `${r.error}; ${r.version} serves` : r.status);
  * ```
  */
 export interface ReloadResult {
@@ -115,7 +115,11 @@ export interface ReloadResult {
  * ```ts
  * import { type FileModel, gbdtModel } from 'rankd';
  *
- * export const Ranker: FileModel = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d'] });
+ * export const Ranker: FileModel = gbdtModel({
+ *   name: 'ranker',
+ *   file: 'models/ranker.json',
+ *   features: ['product_stats:ctr_7d'],
+ * });
  * await Ranker.reload(); // after a deploy: load the file again now
  * ```
  */

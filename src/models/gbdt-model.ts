@@ -15,7 +15,8 @@ import { type Objective, objectiveOf } from './objective.js';
  * ```ts
  * import type { GbdtModelOptions } from 'rankd';
  *
- * const options: GbdtModelOptions = { name: 'ranker', file: 'models/ranker.txt', features: ['text_match:title'], objective: 'raw' };
+ * // LightGBM text; XGBoost JSON works too.
+ * const options: GbdtModelOptions = { name: 'ranker', file: 'models/ranker.txt', features: ['facts:ctr'] };
  * ```
  */
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {

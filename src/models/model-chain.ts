@@ -155,7 +155,7 @@ function versionOf(
  *
  * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
  * // The ranker reads the first model's score as the feature `ctr:score`.
- * const Ranker = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['ctr:score', 'text_match:title'] });
+ * const Ranker = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['ctr:score'] });
  * export const Model = chainModels({ name: 'ranking', models: [Ctr, Ranker] });
  * ```
  */

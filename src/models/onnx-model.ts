@@ -12,7 +12,12 @@ import { loadOnnxRuntime, type OnnxRuntime, type OnnxSession } from './onnx-runt
  * ```ts
  * import type { OnnxModelOptions } from 'rankd';
  *
- * const options: OnnxModelOptions = { name: 'ranker', file: 'models/ranker.onnx', features: ['text_match:title'], inputName: 'x' };
+ * const options: OnnxModelOptions = {
+ *   name: 'ranker',
+ *   file: 'models/ranker.onnx',
+ *   features: ['product_stats:ctr_7d'],
+ *   inputName: 'features',
+ * };
  * ```
  */
 export interface OnnxModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
@@ -73,7 +78,7 @@ async function run(
  * ```ts
  * import { onnxModel } from 'rankd';
  *
- * export const Ranker = onnxModel({ name: 'ranker', file: 'models/ranker.onnx', features: ['product_stats:ctr_7d'] });
+ * export const Ranker = onnxModel({ name: 'ranker', file: 'models/ranker.onnx', features: ['facts:ctr'] });
  * ```
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {

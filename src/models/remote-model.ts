@@ -67,7 +67,8 @@ export interface RemoteModelOptions<E extends EntityType = EntityType> {
  * ```ts
  * import type { RemoteModelStats } from 'rankd';
  *
- * const line = (s: Readonly<RemoteModelStats>) => `${s.failures} failed of ${s.requests}; ${s.fallbackEntities} fell back`;
+ * const line = (s: Readonly<RemoteModelStats>) =>
+ *   `${s.failures} of ${s.requests} failed; ${s.fallbackEntities} scored by the fallback`;
  * ```
  */
 export interface RemoteModelStats {
@@ -90,7 +91,12 @@ export interface RemoteModelStats {
  * ```ts
  * import { type RemoteModel, remoteModel } from 'rankd';
  *
- * export const Scorer: RemoteModel = remoteModel({ name: 'scorer', url: 'http://scorer:8080/score', features: [], fallback: 0 });
+ * export const Scorer: RemoteModel = remoteModel({
+ *   name: 'scorer',
+ *   url: 'http://scorer:8080/score',
+ *   features: [],
+ *   fallback: 0,
+ * });
  * console.log(Scorer.stats.requests, Scorer.stats.lastError); // live counters, for a health page
  * ```
  */

@@ -38,7 +38,7 @@ export interface EventCounts {
   readonly written: number;
   /** Events dropped: buffer full, or a batch the sink refused. */
   readonly dropped: number;
-  /** By reason (`buffer_full`, `redis_oom`, ...), adding up to `dropped`; without it every drop is `other`. */
+  /** By reason (`buffer_full`, `redis_oom`, ...), adding up to `dropped`; else every drop is `other`. */
   readonly droppedBy?: Readonly<Record<string, number>>;
   /** Batches whose write failed. */
   readonly failedBatches?: number;

@@ -79,9 +79,9 @@ const CONNECT_TIMEOUT_MS = 20_000;
  * import app from './pipelines/main.js';
  *
  * test('a candle first', async () => {
- *   const shop = await testApp(app, { entities: { product: [{ product_id: 'x1', title: 'Beeswax Candle' }] } });
+ *   const shop = await testApp(app, { entities: { product: [{ product_id: 'x1', title: 'Candle' }] } });
  *   try {
- *     const response = await shop.post('/api/v1/ranking', { request_id: 't1', candidates: [{ product_id: 'x1' }] });
+ *     const response = await shop.post('/api/v1/ranking', { candidates: [{ product_id: 'x1' }] });
  *     assert.equal(response.json().ranked_candidates[0].candidate_id, 'x1');
  *   } finally {
  *     await shop.close();

@@ -69,7 +69,8 @@ export interface TextMatcherOptions<F extends string> {
  * ```ts
  * import { textMatcher, type TextScores } from 'rankd';
  *
- * const scores: TextScores<'title'> = textMatcher({ fields: ['title'] }).match('candle', { title: 'Candle' });
+ * const titles = textMatcher({ fields: ['title'] });
+ * const scores: TextScores<'title'> = titles.match('candle', { title: 'Beeswax Candle' });
  * ```
  */
 export type TextScores<F extends string> = Record<F, number>;
@@ -102,7 +103,7 @@ export interface QueryMatch<F extends string> {
  * ```ts
  * import { textMatcher } from 'rankd';
  *
- * textMatcher({ fields: ['title', 'brand'] }).match('creme candle', { title: 'Crème Candles', brand: 'Ember' });
+ * textMatcher({ fields: ['title', 'brand'] }).match('creme candle', { title: 'Crème Candles', brand: 'X' });
  * ```
  */
 export interface TextMatcher<F extends string> {

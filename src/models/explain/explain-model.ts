@@ -39,7 +39,8 @@ export async function explainWith(
  * import { RankingModel } from './pipelines/product-ranking/models.js';
  *
  * // In pipeline code: why the first candidate scored what it did.
- * const why = async (top: object, request: RankdRequest) => (await explainModel(RankingModel, [top], request))[0];
+ * const why = async (top: object, request: RankdRequest) =>
+ *   (await explainModel(RankingModel, [top], request))[0];
  * ```
  */
 export function explainModel(

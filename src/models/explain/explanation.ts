@@ -10,7 +10,7 @@ import type { RowContributions } from './tree-shap.js';
  * import type { Explanation } from 'rankd';
  *
  * // bias + Σ contributions = margin, for the models that can tell.
- * const parts = (e: Explanation) => (e.available ? { bias: e.bias, contributions: e.contributions } : e.reason);
+ * const parts = (e: Explanation) => (e.available ? [e.bias, e.contributions] : e.reason);
  * ```
  */
 export interface Explanation {
