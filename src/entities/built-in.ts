@@ -22,11 +22,10 @@ export const ProductEntity = defineEntity({
  * import { defineRealtimeFeatures, Feature, QueryEntity } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // The request's `query`, paired with each candidate.
  * export const QueryLength = defineRealtimeFeatures({
  *   name: 'query_length',
  *   entity: Product,
- *   with: QueryEntity,
+ *   with: QueryEntity, // the request's `query`, paired with each candidate
  *   features: { chars: Feature.integer({ default: 0 }) },
  *   compute: (_product, query) => ({ chars: String(query.query ?? '').length }),
  * });
