@@ -1,51 +1,43 @@
 /**
- * The layer map of src/ (AGENTS.md), enforced by `npm run lint:layers` inside `npm test`.
+ * The tiers of src/ (AGENTS.md), enforced by `npm run lint:layers` inside `npm test`.
  *
- * LAYERS runs from the bottom up: a folder (or top-level file) may import its own layer and the
- * layers below it, never one above. One folder per layer keeps folders from importing each other
- * in a circle; `no-circular` keeps files from doing so.
+ * TIERS runs from the bottom up: a folder (or top-level file) may import the folders of its own
+ * tier and of the tiers below it, never one above. Inside a tier, folders may import each other;
+ * `no-circular` keeps files from doing so in a circle, and `npm run lint:layers` runs a second pass
+ * with each folder collapsed to one node so that folders do not either.
  */
-const LAYERS = [
+const TIERS = [
   // rankd/client: beside the server rather than under it; `client-standalone` keeps it apart.
   ['client'],
-  ['errors', 'version.ts'],
-  ['text'],
-  ['config'],
-  ['entities'],
-  ['redis'],
-  ['entity-index'],
-  ['fast-paths'],
-  ['features'],
-  ['events'],
-  ['request'],
-  ['observability'],
-  ['models'],
-  ['training'],
-  ['experiments'],
-  ['business-logic'],
-  ['pipeline'],
-  ['app'],
-  ['http'],
-  ['cli'],
-  ['testing'],
-  ['index.ts', 'server.ts'],
+  // foundation: what every other tier stands on.
+  ['errors', 'version.ts', 'text', 'config', 'entities', 'redis'],
+  // storage: the entity index, the feature store and the event stream in Redis, and the byte-level fast paths.
+  ['entity-index', 'fast-paths', 'features', 'events'],
+  // one request: its type, context, features and components' contract; what it reports.
+  ['request', 'observability'],
+  // components: what a pipeline runs, and the trainer of its models.
+  ['models', 'training', 'experiments', 'business-logic'],
+  // pipelines, and the app that wires them to the stores.
+  ['pipeline', 'app'],
+  // the ways in: HTTP, the command line, rankd/testing and the entry points.
+  ['http', 'cli', 'testing', 'index.ts', 'server.ts'],
 ];
 
-/** A path pattern for the folders (or top-level files) of some layers. */
-const under = (layers) =>
-  `^src/(${layers
+/** A path pattern for the folders (or top-level files) of some tiers. */
+const under = (tiers) =>
+  `^src/(${tiers
     .flat()
     .map((name) => name.replace('.', '\\.'))
     .join('|')})($|/)`;
 
-const upward = LAYERS.slice(0, -1).map((layer, i) => ({
-  name: `layer-${layer[0]}`,
-  comment: `${layer.join(', ')} may import only ${LAYERS.slice(0, i + 1)
+const upward = TIERS.slice(0, -1).map((tier, i) => ({
+  name: `tier-${tier[0]}`,
+  comment: `${tier.join(', ')} may import only ${TIERS.slice(0, i + 1)
     .flat()
     .join(', ')}`,
   severity: 'error',
-  from: { path: under([layer]) },
-  to: { path: under(LAYERS.slice(i + 1)) },
+  from: { path: under([tier]) },
+  to: { path: under(TIERS.slice(i + 1)) },
 }));
 
 module.exports = {
@@ -59,9 +51,9 @@ module.exports = {
     },
     {
       name: 'unmapped-folder',
-      comment: 'Every folder of src/ has a place in LAYERS (.dependency-cruiser.cjs and AGENTS.md).',
+      comment: 'Every folder of src/ has a place in TIERS (.dependency-cruiser.cjs and AGENTS.md).',
       severity: 'error',
-      from: { path: '^src/', pathNot: under(LAYERS) },
+      from: { path: '^src/', pathNot: under(TIERS) },
       to: {},
     },
     {

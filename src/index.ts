@@ -102,12 +102,6 @@ export {
   type FeatureView,
   type FeatureViewOptions,
 } from './features/define-feature-view.js';
-export {
-  defineRealtimeFeatures,
-  type FeatureValues,
-  type RankdRequest,
-  type RealtimeFeatures,
-} from './features/define-realtime-features.js';
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
 export { defineModel, type Model, type ModelOptions, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
@@ -137,7 +131,13 @@ export type {
   ComponentContext,
   ComponentLogger,
   ProvidedFeatures,
+  RankdRequest,
 } from './request/component.js';
+export {
+  defineRealtimeFeatures,
+  type FeatureValues,
+  type RealtimeFeatures,
+} from './request/define-realtime-features.js';
 export type { Degradation, DegradedNode } from './request/degradation.js';
 export { logEvent } from './request/log-event.js';
 export {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { fitScores, longestNonIncreasing } from '../src/business-logic/fit-scores.js';
-import { pageLayout } from '../src/business-logic/page-layout.js';
 import {
   type BusinessLogicStep,
   boost,
@@ -13,6 +12,7 @@ import {
   type RankdRequest,
   type ScoredCandidate,
 } from '../src/index.js';
+import { pageLayout } from '../src/request/pagination.js';
 
 // Unit tests: each step is called as the pipeline calls it (candidates sorted by descending
 // score), then the pipeline's stable re-sort is simulated to check it keeps the step's order.

@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { RankdRequest } from '../src/features/define-realtime-features.js';
 import { Feature } from '../src/features/feature-kind.js';
 import { defineModel, type Model } from '../src/models/define-model.js';
 import { explainModel, NOT_EXPLAINED } from '../src/models/explain/explain-model.js';
@@ -37,6 +36,7 @@ import { chainModels } from '../src/models/model-chain.js';
 import { onnxModel } from '../src/models/onnx-model.js';
 import { loadOnnxRuntime } from '../src/models/onnx-runtime.js';
 import { remoteModel } from '../src/models/remote-model.js';
+import type { RankdRequest } from '../src/request/component.js';
 import { RequestContext, runInContext } from '../src/request/request-context.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);

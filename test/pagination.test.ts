@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { defineApp, defineModel, defineRankingPipeline, ValidationError } from '../src/index.js';
-import { type Pagination, pageSlice } from '../src/pipeline/pagination.js';
+import { type Pagination, pageSlice } from '../src/request/pagination.js';
 import { RedisStats, rawClient, TemplateProduct } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testServer } from './helpers/server.js';

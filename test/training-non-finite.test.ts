@@ -12,9 +12,9 @@ import { after, describe, test } from 'node:test';
 import { TrainingDataError, usableRows } from '../src/app/training-data.js';
 import { SkippedRows } from '../src/events/export/row-checks.js';
 import type { TrainingRow } from '../src/events/export/training-join.js';
-import type { RankdRequest } from '../src/features/define-realtime-features.js';
 import { Feature } from '../src/features/feature-kind.js';
 import { gbdtModel } from '../src/models/gbdt-model.js';
+import type { RankdRequest } from '../src/request/component.js';
 import { RequestContext, runInContext } from '../src/request/request-context.js';
 import {
   datasetFromRows,

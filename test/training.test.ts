@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { RankdRequest } from '../src/features/define-realtime-features.js';
 import { Feature } from '../src/features/feature-kind.js';
 import { gbdtModel } from '../src/models/gbdt-model.js';
+import type { RankdRequest } from '../src/request/component.js';
 import { RequestContext, runInContext } from '../src/request/request-context.js';
 import {
   datasetFromRows,

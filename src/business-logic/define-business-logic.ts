@@ -1,6 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
-import type { Component } from '../request/component.js';
+import type { Component, RankdRequest } from '../request/component.js';
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -1,5 +1,6 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
+import { pageLayout } from '../request/pagination.js';
 import {
   type BusinessLogicStep,
   defineBusinessLogic,
@@ -7,7 +8,6 @@ import {
 } from './define-business-logic.js';
 import { fitScores, longestNonIncreasing } from './fit-scores.js';
 import { type KeyBy, keyLabel, keyReader } from './keys.js';
-import { pageLayout } from './page-layout.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
 /**

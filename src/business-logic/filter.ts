@@ -1,5 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { RankdRequest } from '../request/component.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { componentOf, type StepOptions } from './step-options.js';
 

@@ -1,6 +1,6 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError, AppMisuseError } from '../errors/index.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { RankdRequest } from '../request/component.js';
 import {
   type BusinessLogicStep,
   defineBusinessLogic,

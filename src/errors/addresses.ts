@@ -1,3 +1,9 @@
+/**
+ * Addresses as answers show them: every Redis address or node error that an answer's body carries
+ * goes through here, so that the rule about showing internal hosts to API clients lives in one
+ * place (shown only with `EXPOSE_REDIS_ADDRESS=true`). Log lines name nodes directly.
+ */
+
 /** What stands in a response for an address it leaves out. */
 export const HIDDEN_ADDRESS = '<address>';
 
@@ -39,4 +45,17 @@ export function withoutAddresses(text: string, hosts: readonly string[] = []): s
     hidden = hidden.replace(new RegExp(`(?<![\\w.-])${name}(?![\\w-]|\\.\\w)`, 'g'), HIDDEN_ADDRESS);
   }
   return hidden;
+}
+
+/** A Redis (Cluster node) address as an answer shows it: itself with `expose`, else `<address>`. */
+export function redisAddressForResponse(address: string, expose: boolean): string {
+  return expose ? address : HIDDEN_ADDRESS;
+}
+
+/**
+ * What a Redis Cluster node said (`connect ECONNREFUSED 10.0.0.3:6379`) as an answer shows it: as
+ * is with `expose`, else with every address, `node`'s host included, left out.
+ */
+export function redisReasonForResponse(reason: string, node: string, expose: boolean): string {
+  return expose ? reason : withoutAddresses(reason, hostsOf(node));
 }

@@ -1,6 +1,5 @@
-import { hostsOf, withoutAddresses } from './addresses.js';
+import { hostsOf, redisAddressForResponse, redisReasonForResponse, withoutAddresses } from './addresses.js';
 import { type FieldProblem, RankdError } from './rankd-error.js';
-import { redisAddressForResponse, redisReasonForResponse } from './redis-address.js';
 
 /**
  * The error catalogue: every code rankd answers with. Once released, a code keeps its meaning and is

@@ -1,4 +1,4 @@
+export { redisAddressForResponse, redisReasonForResponse } from './addresses.js';
 export * from './catalogue.js';
 export * from './rankd-error.js';
-export * from './redis-address.js';
 export * from './schema-problems.js';

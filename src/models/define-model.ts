@@ -1,6 +1,5 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
-import type { Component } from '../request/component.js';
+import type { Component, RankdRequest } from '../request/component.js';
 import { contributedRows, type Explanation, type ModelContributions } from './explain/explanation.js';
 import { featureMatrix } from './feature-matrix.js';
 import type { Scores } from './scores.js';

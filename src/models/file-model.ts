@@ -2,8 +2,8 @@ import { access, mkdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError, AppMisuseError, ModelInvalidError } from '../errors/index.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
 import { reportModelReload } from '../observability/model-reloads.js';
+import type { RankdRequest } from '../request/component.js';
 import {
   CONSOLE_LOGGER,
   type ComponentContext,

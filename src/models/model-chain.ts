@@ -1,7 +1,7 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
 import { Feature } from '../features/feature-kind.js';
+import type { RankdRequest } from '../request/component.js';
 import {
   allComponents,
   type Component,

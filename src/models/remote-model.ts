@@ -1,6 +1,6 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { RankdRequest } from '../request/component.js';
 import {
   CONSOLE_LOGGER,
   type ComponentContext,

@@ -1,5 +1,5 @@
 import type { EntityType } from '../entities/define-entity.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { RankdRequest } from '../request/component.js';
 import type { Model, Scores } from './define-model.js';
 import type { Explanation } from './explain/explanation.js';
 

@@ -6,7 +6,7 @@ import type {
   StepTrace,
 } from '../business-logic/define-business-logic.js';
 import { figure } from '../business-logic/keys.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
+import type { RankdRequest } from '../request/component.js';
 
 /** What one business-logic step did to one candidate of the page. Positions count from 1. */
 export interface StepEntry {

@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { Experiment } from '../experiments/define-experiment.js';
-import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Component } from '../request/component.js';
+import type { RealtimeFeatures } from '../request/define-realtime-features.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 import type { EntitySlot } from './hydrate.js';

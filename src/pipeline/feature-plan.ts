@@ -1,8 +1,8 @@
 import { AppDefinitionError } from '../errors/index.js';
 import type { FeatureView } from '../features/define-feature-view.js';
-import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import { featureSpecOf } from '../features/feature-kind.js';
 import { allComponents, type Component, type ProvidedFeatures } from '../request/component.js';
+import type { RealtimeFeatures } from '../request/define-realtime-features.js';
 import { splitName } from '../request/feature-table.js';
 
 /** What a pipeline needs before its code runs: stored views to read, real-time groups to compute. */

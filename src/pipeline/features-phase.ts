@@ -1,8 +1,8 @@
 import type { Identifier } from '../entities/identifier.js';
 import type { FeatureView } from '../features/define-feature-view.js';
-import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { FeatureStore, OnUnreadRows, RowRequest } from '../features/feature-store.js';
+import type { RealtimeFeatures } from '../request/define-realtime-features.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 

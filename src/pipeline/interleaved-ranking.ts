@@ -5,11 +5,11 @@ import type { InterleavingExperiment } from '../experiments/define-interleaving.
 import { selectedModel } from '../experiments/experiment-model.js';
 import { draftCoin, type InterleavingTeam, teamDraft } from '../experiments/team-draft.js';
 import type { Model } from '../models/define-model.js';
+import type { Pagination } from '../request/pagination.js';
 import type { RequestContext } from '../request/request-context.js';
 import { BusinessLogicTrace } from './business-logic-trace.js';
 import { explainedResponse } from './explain-response.js';
 import type { Overrides } from './overrides.js';
-import type { Pagination } from './pagination.js';
 import {
   applyBusinessLogic,
   rankingResponse,

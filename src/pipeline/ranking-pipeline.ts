@@ -7,8 +7,9 @@ import { SHADOW } from '../events/recorder.js';
 import type { Experiment } from '../experiments/define-experiment.js';
 import { INTERLEAVED, type InterleavingExperiment } from '../experiments/define-interleaving.js';
 import { selectedModel } from '../experiments/experiment-model.js';
-import type { RealtimeFeatures } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
+import type { RealtimeFeatures } from '../request/define-realtime-features.js';
+import { type Pagination, pageSlice, paginationOf } from '../request/pagination.js';
 import type { RequestContext } from '../request/request-context.js';
 import { BusinessLogicTrace } from './business-logic-trace.js';
 import type { Pipeline, UnreachableShardPolicy } from './define-pipeline.js';
@@ -17,7 +18,6 @@ import { ExplainRequestFields } from './explain-schema.js';
 import type { EntitySlot } from './hydrate.js';
 import { type InterleavedRanking, rankInterleaved } from './interleaved-ranking.js';
 import { checkPipelineOverrides, overridesOf, swappableModels } from './overrides.js';
-import { type Pagination, pageSlice } from './pagination.js';
 import {
   applyBusinessLogic,
   rankingResponse,
@@ -113,17 +113,6 @@ interface RankingRequest extends Partial<Pagination> {
   candidates: Array<Record<string, unknown>>;
   include_events?: boolean;
   [field: string]: unknown;
-}
-
-function paginationOf(request: RankingRequest): Pagination {
-  return {
-    user_page_size: request.user_page_size ?? 10,
-    user_page: request.user_page ?? 0,
-    // Default: the candidates sent form one page (at least a user page, so the default sizes never clash).
-    candidate_page_size:
-      request.candidate_page_size ?? Math.max(request.candidates.length, request.user_page_size ?? 10),
-    candidate_page: request.candidate_page ?? 0,
-  };
 }
 
 /**

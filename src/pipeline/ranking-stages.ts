@@ -12,12 +12,12 @@ import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { idOf } from '../entities/identifier.js';
 import { recordFeatures } from '../events/feature-events.js';
 import { FEATURE_ROWS } from '../events/recorder.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { Model } from '../models/define-model.js';
+import type { RankdRequest } from '../request/component.js';
+import { type Pagination, pageSlice } from '../request/pagination.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { BusinessLogicTrace } from './business-logic-trace.js';
-import { type Pagination, pageSlice } from './pagination.js';
 
 /** The model that scored a request, as its events name it. */
 export interface ScoringModel {

@@ -1,10 +1,10 @@
 import type { ScoredCandidate } from '../business-logic/define-business-logic.js';
 import type { EntityType } from '../entities/define-entity.js';
 import { SHADOW } from '../events/recorder.js';
-import type { RankdRequest } from '../features/define-realtime-features.js';
 import type { Model } from '../models/define-model.js';
 import { explainModel } from '../models/explain/explain-model.js';
 import type { Explanation } from '../models/explain/explanation.js';
+import type { RankdRequest } from '../request/component.js';
 import type { RequestContext } from '../request/request-context.js';
 import { scoreCandidates } from './ranking-stages.js';
 

@@ -1,6 +1,21 @@
 import { AppLoadError } from '../errors/index.js';
 import type { FeatureSpec } from '../features/feature-kind.js';
 
+/**
+ * The request as pipeline code sees it: the validated body, hydrated.
+ *
+ * @example
+ * ```ts
+ * import { filter, type RankdRequest } from 'rankd';
+ *
+ * const wantsStock = (request: RankdRequest) => request.in_stock_only === true;
+ * export const InStock = filter({
+ *   keep: (product, _score, request) => !wantsStock(request) || product.number_in_stock !== 0,
+ * });
+ * ```
+ */
+export type RankdRequest = Record<string, unknown>;
+
 type MaybePromise<T> = T | Promise<T>;
 
 /**

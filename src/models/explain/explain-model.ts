@@ -1,4 +1,4 @@
-import type { RankdRequest } from '../../features/define-realtime-features.js';
+import type { RankdRequest } from '../../request/component.js';
 import type { Model, Scores } from '../define-model.js';
 import { featureMatrix } from '../feature-matrix.js';
 import { type Explanation, unexplainedRows } from './explanation.js';

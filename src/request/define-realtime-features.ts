@@ -1,6 +1,7 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
-import type { FeatureSpec, FeatureValue } from './feature-kind.js';
+import type { FeatureSpec, FeatureValue } from '../features/feature-kind.js';
+import type { RankdRequest } from './component.js';
 
 /**
  * Names of real-time feature groups: any case, so that the predecessor's class names
@@ -24,18 +25,6 @@ export const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 export type FeatureValues<F extends Record<string, FeatureSpec>> = { [K in keyof F]?: FeatureValue | null };
 
 type MaybePromise<T> = T | Promise<T>;
-
-/**
- * The request as pipeline code sees it: the validated body, hydrated.
- *
- * @example
- * ```ts
- * import type { RankdRequest } from 'rankd';
- *
- * const wantsStock = (request: RankdRequest) => request.in_stock_only === true;
- * ```
- */
-export type RankdRequest = Record<string, unknown>;
 
 /** Options shared by the three kinds of real-time features. */
 interface CommonOptions<F extends Record<string, FeatureSpec>> {
