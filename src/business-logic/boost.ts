@@ -9,15 +9,10 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  *
  * @example
  * ```ts
- * import { type BoostOptions, boost } from 'rankd';
+ * import type { BoostOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const options: BoostOptions<typeof Product> = {
- *   entity: Product,
- *   by: 'brand',
- *   values: { 'Ember & Wick': 0.3 },
- * };
- * export const FeaturedBrand = boost(options);
+ * const options: BoostOptions<typeof Product> = { entity: Product, by: 'brand', values: { Acme: 0.3 } };
  * ```
  */
 export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {
@@ -31,16 +26,14 @@ export interface BoostOptions<E extends EntityType = EntityType> extends StepOpt
 
 /**
  * Adds to (or multiplies) the score of the candidates whose key is in `values`. A candidate with
- * several keys (an array attribute such as `categories`) is boosted once, by the largest value
- * among its matching keys. Returns the candidates re-sorted (stable) by their new scores.
+ * several keys (an array attribute such as `categories`) is boosted once, by the largest matching
+ * value. Returns the candidates re-sorted (stable).
  *
  * @example
  * ```ts
  * import { boost } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // +0.3 for a brand; ×1.5 for products in the `sale` category (arrays count once, largest value).
- * export const FeaturedBrand = boost({ entity: Product, by: 'brand', values: { 'Ember & Wick': 0.3 } });
  * export const Sale = boost({ entity: Product, by: 'categories', values: { sale: 1.5 }, mode: 'multiply' });
  * ```
  */

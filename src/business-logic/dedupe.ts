@@ -8,11 +8,10 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  *
  * @example
  * ```ts
- * import { type DedupeOptions, dedupe } from 'rankd';
+ * import type { DedupeOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * const options: DedupeOptions<typeof Product> = { entity: Product, by: (product) => product.title };
- * export const OnePerTitle = dedupe(options);
  * ```
  */
 export interface DedupeOptions<E extends EntityType = EntityType> extends StepOptions<E> {
@@ -21,21 +20,16 @@ export interface DedupeOptions<E extends EntityType = EntityType> extends StepOp
 }
 
 /**
- * Keeps the highest-scored candidate per key and drops the others (on equal scores, the one
- * ranked first). A candidate without a key is never a duplicate. With several keys (an array
- * attribute), a candidate is dropped when any of its keys belongs to a candidate already kept.
- * The kept candidates keep their order and scores.
+ * Keeps the highest-scored candidate per key (on equal scores, the first) and drops the others. A
+ * candidate without a key is never a duplicate; with several keys, one is dropped when any of its
+ * keys belongs to a candidate kept. The kept candidates keep their order and scores.
  *
  * @example
  * ```ts
  * import { dedupe } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // Keeps the highest-scored candidate of each title; case and spaces do not tell titles apart.
- * export const OnePerTitle = dedupe({
- *   entity: Product,
- *   by: (product) => product.title?.trim().toLowerCase(),
- * });
+ * export const OnePerTitle = dedupe({ entity: Product, by: (p) => p.title?.trim().toLowerCase() });
  * ```
  */
 export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {

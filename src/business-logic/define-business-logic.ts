@@ -8,24 +8,16 @@ type MaybePromise<T> = T | Promise<T>;
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, type ScoredCandidate } from 'rankd';
+ * import type { ScoredCandidate } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const halveUnpriced = (candidate: ScoredCandidate<typeof Product>) => {
- *   if (candidate.entity.price == null) candidate.score /= 2;
- *   return candidate;
- * };
- * export const Unpriced = defineBusinessLogic({
- *   name: 'Unpriced',
- *   entity: Product,
- *   apply: (candidates) => candidates.map(halveUnpriced),
- * });
+ * const unpriced = (candidate: ScoredCandidate<typeof Product>) => candidate.entity.price == null;
  * ```
  */
 export interface ScoredCandidate<E extends EntityType = EntityType> {
   /** The hydrated candidate. */
   readonly entity: EntityOf<E>;
-  /** Its id (the candidate's id field, as a string). */
+  /** The candidate's id field, as a string. */
   readonly id: string;
   score: number;
 }
@@ -37,9 +29,7 @@ export interface ScoredCandidate<E extends EntityType = EntityType> {
  * ```ts
  * import type { StepNote } from 'rankd';
  *
- * // What a custom step's `describe` returns for a candidate it moved.
  * const note: StepNote = { action: 'demote', description: 'demoted: out of stock (−1)' };
- * console.log(note.description);
  * ```
  */
 export interface StepNote {
@@ -57,12 +47,10 @@ export interface StepNote {
  * ```ts
  * import { defineBusinessLogic } from 'rankd';
  *
- * // A step that halves scores below 1 and says so when the request is explained.
  * export const HalveWeak = defineBusinessLogic({
  *   name: 'HalveWeak',
  *   apply(candidates, _request, trace) {
- *     for (const candidate of candidates) {
- *       if (candidate.score >= 1) continue;
+ *     for (const candidate of candidates.filter((c) => c.score < 1)) {
  *       candidate.score /= 2;
  *       trace?.note(candidate, 'demote', 'halved: score below 1');
  *     }
@@ -72,7 +60,7 @@ export interface StepNote {
  * ```
  */
 export interface StepTrace {
-  /** Says what the step did to `candidate` (or why it dropped it): one word, then words and figures. */
+  /** One word, then words and figures. */
   note(candidate: ScoredCandidate, action: string, description: string): void;
 }
 
@@ -81,15 +69,9 @@ export interface StepTrace {
  *
  * @example
  * ```ts
- * import type { StepChange, StepNote } from 'rankd';
+ * import type { StepChange } from 'rankd';
  *
- * // A `describe` for a step that only ever lowers scores.
- * function describe(change: StepChange): StepNote | undefined {
- *   if (change.score_after === null) return { action: 'filter', description: 'dropped' };
- *   const lost = change.score_before - change.score_after;
- *   return lost > 0 ? { action: 'demote', description: `−${lost.toFixed(2)}` } : undefined;
- * }
- * console.log(describe);
+ * const dropped = (change: StepChange) => change.score_after === null;
  * ```
  */
 export interface StepChange<E extends EntityType = EntityType> {
@@ -112,25 +94,24 @@ export interface StepChange<E extends EntityType = EntityType> {
  * import type { BusinessLogicStep } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // A step without defineBusinessLogic: any object of this shape will do.
+ * // Any object of this shape will do, without defineBusinessLogic.
  * export const Cheapest: BusinessLogicStep<typeof Product> = {
  *   name: 'Cheapest',
- *   apply: (candidates) =>
- *     candidates.map((c) => ({ ...c, score: c.score - (c.entity.price ?? 0) / 100 })),
+ *   apply: (candidates) => candidates.map((c) => ({ ...c, score: c.score - (c.entity.price ?? 0) / 100 })),
  * };
  * ```
  */
 export interface BusinessLogicStep<E extends EntityType = EntityType> extends Component {
-  /** Returns the candidates to keep, with their new scores; they arrive sorted by descending score. */
+  /** The candidates to keep, with their new scores. */
   apply(
     candidates: Array<ScoredCandidate<E>>,
     request: RankdRequest,
     trace?: StepTrace,
   ): MaybePromise<Array<ScoredCandidate<E>>>;
   /**
-   * Optional: says in words what the step did to a candidate whose score or position it changed
-   * (or that it dropped), for explanations; called only when one is asked for. Without it (and
-   * without a note through `trace`), an explanation gives the scores and positions before and after.
+   * Says in words what the step did to a candidate it moved or dropped, for explanations; called
+   * only when one is asked for. Without it (or a `trace` note), an explanation gives the scores and
+   * positions before and after.
    *
    * @example
    * ```ts
@@ -139,17 +120,16 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
    */
   describe?(change: StepChange<E>, request: RankdRequest): string | StepNote | undefined;
   /**
-   * Whether the step decides what stands together on a page and where (`pin`, `dedupe`,
-   * `diversity` and `filter` do) rather than what a candidate is worth. On an interleaved page
-   * (docs/reference/experiments.md) such a step runs again on the merged page. @defaultValue false
+   * Whether the step decides what stands together on a page and where (`pin`, `dedupe`, `diversity`,
+   * `filter`) rather than what a candidate is worth: such a step runs again on an interleaved page.
+   * @defaultValue false
    */
   readonly positional?: boolean;
 }
 
 /**
- * Sorts `items` in place by descending score, stably (equal scores keep their order), and returns
- * them. Most steps change few scores or none: a pass that finds the order already right is much
- * cheaper than a sort, which copies the list into work arrays however sorted it is.
+ * Sorts `items` in place by descending score, stably. Most steps change few scores: a pass that
+ * finds the order already right is much cheaper than a sort, which copies the list however sorted.
  */
 export function sortByScore<T extends { score: number }>(items: T[]): T[] {
   for (let i = 1; i < items.length; i++) {
@@ -166,14 +146,13 @@ export function sortByScore<T extends { score: number }>(items: T[]): T[] {
  * import { defineBusinessLogic, getFeature } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // Pushes sold-out products down; reads a real-time feature, so it lists it.
  * export const SoldOutDemotion = defineBusinessLogic({
  *   name: 'SoldOutDemotion',
  *   entity: Product,
- *   features: ['realtime_product:in_stock'],
+ *   features: ['realtime_product:in_stock'], // what it reads, declared
  *   apply(candidates) {
- *     for (const candidate of candidates)
- *       if (getFeature(candidate.entity, 'realtime_product:in_stock') === false) candidate.score -= 1;
+ *     for (const c of candidates)
+ *       if (getFeature(c.entity, 'realtime_product:in_stock') === false) c.score -= 1;
  *     return candidates;
  *   },
  * });

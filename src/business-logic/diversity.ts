@@ -15,10 +15,9 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  *
  * @example
  * ```ts
- * import { type DiversityOptions, diversity } from 'rankd';
+ * import type { DiversityOptions } from 'rankd';
  *
  * const options: DiversityOptions = { by: 'brand', maxPerValue: 2 };
- * export const TwoPerBrand = diversity(options);
  * ```
  */
 export interface DiversityOptions<E extends EntityType = EntityType> extends StepOptions<E> {
@@ -29,27 +28,23 @@ export interface DiversityOptions<E extends EntityType = EntityType> extends Ste
 }
 
 /**
- * At most `maxPerValue` candidates per value of `by` on each page of the request's
- * `user_page_size` (default 10), score order otherwise.
+ * At most `maxPerValue` candidates per value of `by` on each page of the request's `user_page_size`
+ * (default 10), score order otherwise.
  *
- * Greedy, page by page and position by position: each position takes the best-scored remaining
- * candidate that still fits its page (every one of its values under the cap). A candidate that
- * would exceed the cap thus moves down to the first later position where it fits. Candidates
- * without a value are never capped. When no remaining candidate fits a page (say only one brand is
- * left), the page is filled in score order regardless. Every page of the whole candidate list is
- * diversified, so each user page of the same request is; page boundaries are those of the
- * request's user pages (docs/reference/business-logic.md).
+ * Greedy, position by position: each takes the best remaining candidate that fits its page (each
+ * of its values under the cap), so one over the cap moves down to the first position where it fits.
+ * Candidates without a value are never capped; when none fits (one brand left), the page is filled
+ * in score order. Every page of the whole candidate list is diversified, on the request's user page
+ * boundaries (docs/reference/business-logic.md).
  *
- * Scores change as little as possible: the candidates of a longest run whose scores never
- * increase in the new order keep theirs; each other one gets a score between its new neighbours
- * (as for pins), so the pipeline's stable re-sort keeps this order.
+ * Scores change as little as possible: a longest run of never-increasing scores in the new order
+ * keeps theirs; each other candidate gets one between its new neighbours, as for pins.
  *
  * @example
  * ```ts
  * import { diversity } from 'rankd';
  *
- * // At most two products of one brand on each page the user sees.
- * export const TwoPerBrand = diversity({ by: 'brand', maxPerValue: 2 });
+ * export const TwoPerBrand = diversity({ by: 'brand', maxPerValue: 2 }); // on each page the user sees
  * ```
  */
 export function diversity<E extends EntityType = EntityType>(

@@ -8,14 +8,10 @@ import { componentOf, type StepOptions } from './step-options.js';
  *
  * @example
  * ```ts
- * import { type FilterOptions, filter } from 'rankd';
+ * import type { FilterOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const options: FilterOptions<typeof Product> = {
- *   entity: Product,
- *   keep: (product) => (product.price ?? 0) > 0,
- * };
- * export const Priced = filter(options);
+ * const options: FilterOptions<typeof Product> = { entity: Product, keep: (p) => (p.price ?? 0) > 0 };
  * ```
  */
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
@@ -26,17 +22,15 @@ export interface FilterOptions<E extends EntityType = EntityType> extends StepOp
 }
 
 /**
- * Drops the candidates for which `keep` is false; the others keep their order and scores. The
- * page may then hold fewer items than `user_page_size`: pagination runs after business logic.
+ * Drops the candidates for which `keep` is false; the others keep their order and scores. A page may
+ * then hold fewer than `user_page_size`: pagination runs after business logic.
  *
  * @example
  * ```ts
  * import { filter } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // Drops sold-out products when the request asks for `in_stock_only`.
  * export const InStockOnly = filter({
- *   name: 'InStockOnly',
  *   entity: Product,
  *   keep: (product, _score, request) => request.in_stock_only !== true || product.number_in_stock !== 0,
  * });

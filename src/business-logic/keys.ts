@@ -2,32 +2,28 @@ import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { ScoredCandidate } from './define-business-logic.js';
 
 /**
- * A value a candidate can be grouped or matched by. Compared as strings: `1` and `'1'` are the same key.
+ * A value candidates are grouped or matched by, compared as strings: `1` and `'1'` are one key.
  *
  * @example
  * ```ts
- * import { boost, type StepKey } from 'rankd';
+ * import type { StepKey } from 'rankd';
  *
  * const onSale = new Map<StepKey, number>([[true, 0.5]]);
- * export const SaleBoost = boost({ by: 'on_sale', values: onSale });
  * ```
  */
 export type StepKey = string | number | boolean;
 
 /**
- * What a step groups or matches candidates by: `'id'` (the candidate's id, whatever its id field
- * is called), the name of an attribute (`'brand'`, `'categories'`), or a function of the entity.
- * An array value (an attribute such as `categories`, or a function returning an array) gives the
- * candidate several keys. `null`, `undefined`, `''`, objects and non-finite numbers are no key.
+ * What a step groups or matches candidates by: `'id'` (whatever the id field is called), an attribute
+ * (`'brand'`), or a function of the entity. An array value gives several keys. `null`, `undefined`,
+ * `''`, objects and non-finite numbers are no key.
  *
  * @example
  * ```ts
- * import { diversity, type KeyBy } from 'rankd';
+ * import type { KeyBy } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // 'id', a field's name, or a function giving one key or several.
  * const byFirstCategory: KeyBy<typeof Product> = (product) => product.categories?.[0];
- * export const Varied = diversity({ entity: Product, by: byFirstCategory, maxPerValue: 3 });
  * ```
  */
 export type KeyBy<E extends EntityType = EntityType> =

@@ -10,16 +10,15 @@ import { fitScores } from './fit-scores.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
 /**
- * Zero-based positions by candidate id. Pins are applied in the order listed: a Map's insertion
- * order, or an object's key order — where JavaScript lists integer-like keys (`"10"`, `"2"`) first,
- * in ascending order; use a Map when such ids must keep another order.
+ * Zero-based positions by candidate id, applied in the order listed: a Map's insertion order, or an
+ * object's key order, where JavaScript lists integer-like keys (`"10"`, `"2"`) first, ascending; use
+ * a Map when such ids must keep another order.
  *
  * @example
  * ```ts
- * import { type PinPositions, pin } from 'rankd';
+ * import type { PinPositions } from 'rankd';
  *
  * const positions: PinPositions = new Map([['p42', 0]]);
- * export const Promoted = pin({ positions });
  * ```
  */
 export type PinPositions = Readonly<Record<string, number>> | ReadonlyMap<string, number>;
@@ -29,10 +28,9 @@ export type PinPositions = Readonly<Record<string, number>> | ReadonlyMap<string
  *
  * @example
  * ```ts
- * import { type PinOptions, pin } from 'rankd';
+ * import type { PinOptions } from 'rankd';
  *
  * const options: PinOptions = { positions: { p42: 0, p7: 3 }, allowDownRanking: true };
- * export const Promoted = pin(options);
  * ```
  */
 export interface PinOptions<E extends EntityType = EntityType> extends StepOptions<E> {
@@ -43,8 +41,8 @@ export interface PinOptions<E extends EntityType = EntityType> extends StepOptio
 }
 
 /**
- * The positions as entries, checked. Fixed positions are checked when the step is defined (a
- * refused definition); a positions function's result in each request (an app bug met by a request).
+ * The positions as entries, checked: fixed ones when the step is defined, a positions function's
+ * result in each request.
  */
 function entriesOf(positions: PinPositions, step: string, inRequest: boolean): Array<[string, number]> {
   const entries = positions instanceof Map ? [...positions.entries()] : Object.entries(positions);

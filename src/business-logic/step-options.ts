@@ -6,11 +6,10 @@ import { type ScoredCandidate, sortByScore } from './define-business-logic.js';
  *
  * @example
  * ```ts
- * import { filter, type StepOptions } from 'rankd';
+ * import type { StepOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * const common: StepOptions<typeof Product> = { name: 'Visible', entity: Product };
- * export const Visible = filter({ ...common, keep: (product) => product.title != null });
  * ```
  */
 export interface StepOptions<E extends EntityType = EntityType> {

@@ -27,11 +27,7 @@ import type {
  * ```ts
  * import { type ClientOptions, createClient } from 'rankd/client';
  *
- * const options: ClientOptions = {
- *   baseUrl: 'https://search.example/rankd',
- *   apiKey: process.env.RANKD_KEY,
- *   headers: { 'x-shop': 'eu' },
- * };
+ * const options: ClientOptions = { baseUrl: 'https://search.example/rankd', apiKey: process.env.RANKD_KEY };
  * export const rankd = createClient(options);
  * ```
  */
@@ -51,11 +47,9 @@ export interface ClientOptions {
  *
  * @example
  * ```ts
- * import { type CallOptions, createClient } from 'rankd/client';
+ * import type { CallOptions } from 'rankd/client';
  *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * const call: CallOptions = { signal: AbortSignal.timeout(2000), headers: { 'x-request-id': 'checkout-42' } };
- * await rankd.entities.get('product', ['p1'], call);
  * ```
  */
 export interface CallOptions {
@@ -73,12 +67,7 @@ export interface CallOptions {
  * import { createClient } from 'rankd/client';
  *
  * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
- * const { entities }: { entities: Record<string, { title?: string }> } = await rankd.entities.get<{ title?: string }>(
- *   'product',
- *   ['p1', 'p2'],
- * );
- * console.log(entities.p1?.title);
- * await rankd.entities.delete('product', ['p2']);
+ * const { entities } = await rankd.entities.get('product', ['p1']); // ids not found are left out
  * ```
  */
 export interface EntitiesApi<Paths> {
@@ -112,7 +101,6 @@ export interface EntitiesApi<Paths> {
  * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * await rankd.features.upload('product_stats', [{ entity_id: 'p1', ctr_7d: 0.031 }]);
  * const { results } = await rankd.features.get({ features: ['product_stats:ctr_7d'] }, ['p1']);
- * console.log(results[0]?.values['product_stats:ctr_7d']);
  * ```
  */
 export interface FeaturesApi<Paths> {
@@ -148,9 +136,6 @@ export interface FeaturesApi<Paths> {
  * import { createClient, type RankdClient } from 'rankd/client';
  *
  * export const rankd: RankdClient = createClient({ baseUrl: 'http://localhost:5001' });
- * // Any JSON route, e.g. one the app added.
- * const status = await rankd.post<{ status: string }>('/api/v1/shop/status', {});
- * console.log(status.status);
  * ```
  */
 export interface RankdClient<Paths extends object = UntypedPaths> {

@@ -3,16 +3,9 @@
  *
  * @example
  * ```ts
- * import { createClient, type FieldProblem, RankdClientError } from 'rankd/client';
+ * import type { FieldProblem } from 'rankd/client';
  *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
- * try {
- *   await rankd.rank('ranking', { request_id: 'r1', candidates: [{}] });
- * } catch (error) {
- *   if (error instanceof RankdClientError && error.error_code === 'RANKD_VALIDATION') {
- *     for (const problem of error.detail as FieldProblem[]) console.warn(problem.loc.join('.'), problem.msg);
- *   } else throw error;
- * }
+ * const line = (problem: FieldProblem) => `${problem.loc.join('.')}: ${problem.msg}`;
  * ```
  */
 export interface FieldProblem {
@@ -29,14 +22,9 @@ export interface FieldProblem {
  *
  * @example
  * ```ts
- * import { type ErrorBody, RankdClientError } from 'rankd/client';
+ * import type { ErrorBody } from 'rankd/client';
  *
- * function failedIds(error: unknown): Array<string | string[]> {
- *   if (!(error instanceof RankdClientError) || typeof error.body === 'string') return [];
- *   const body: ErrorBody = error.body;
- *   return body.failed_ids ?? []; // a partial write's ids to send again
- * }
- * console.log(failedIds(new Error('x')));
+ * const toRetry = (body: ErrorBody) => body.failed_ids ?? []; // a partial write's ids to send again
  * ```
  */
 export interface ErrorBody {
@@ -67,18 +55,17 @@ function describe(detail: string | FieldProblem[]): string {
 }
 
 /**
- * A request rankd answered with an error status. Carries rankd's error body as it came:
- * `error_code` to branch on (docs/reference/errors.md lists the codes), `detail` to show or log.
+ * A request rankd answered with an error status, with rankd's error body as it came: `error_code`
+ * to branch on (docs/reference/errors.md), `detail` to show or log.
  *
  * @example
  * ```ts
  * import { createClient, RankdClientError } from 'rankd/client';
  *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * try {
- *   await rankd.entities.get('product', ['p1']);
+ *   await createClient({ baseUrl: 'http://localhost:5001' }).entities.get('product', ['p1']);
  * } catch (error) {
- *   // An error status: its HTTP status, rankd's code (null for a proxy's page) and detail.
+ *   // null error_code: not rankd's body (a proxy's page)
  *   if (error instanceof RankdClientError) console.error(error.status, error.error_code, error.detail);
  *   else throw error; // no answer at all: fetch's own error
  * }

@@ -1,8 +1,7 @@
 /**
- * The client's types: the bodies of rankd's own routes, the same for every app, and the types
- * read from an app's generated `paths` (`rankd client types`): its entity types, feature views
- * and pipelines' requests and responses. Written out here rather than imported from the server:
- * the client must compile in a browser project that has none of the server's dependencies.
+ * The bodies of rankd's own routes, and the types read from an app's generated `paths` (`rankd
+ * client types`). Written out rather than imported from the server: the client must compile in a
+ * browser project that has none of the server's dependencies.
  * @module
  */
 
@@ -11,13 +10,8 @@
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { Entity } from 'rankd/client';
- *
  * const product: Entity = { product_id: 'p1', title: 'Blue candle', price: 12 };
- * await rankd.entities.upload('product', [product]);
  * ```
  */
 export type Entity = Record<string, unknown>;
@@ -27,13 +21,8 @@ export type Entity = Record<string, unknown>;
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { EntityId } from 'rankd/client';
- *
- * const ids: EntityId[] = ['p1', 42]; // a number is read as its decimal string
- * await rankd.entities.get('product', ids);
+ * const ids: EntityId[] = ['p1', 42];
  * ```
  */
 export type EntityId = string | number;
@@ -43,14 +32,8 @@ export type EntityId = string | number;
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { RowId } from 'rankd/client';
- *
- * // An entity's id, or a pair's ids for a pair view.
  * const rows: RowId[] = ['p1', ['p1', 'u1']];
- * await rankd.features.get({ features: ['product_stats:ctr_7d'] }, rows.slice(0, 1));
  * ```
  */
 export type RowId = EntityId | [EntityId, EntityId];
@@ -60,13 +43,8 @@ export type RowId = EntityId | [EntityId, EntityId];
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { EntityUploadResponse } from 'rankd/client';
- *
- * const answer: EntityUploadResponse = await rankd.entities.upload('product', [{ product_id: 'p1' }]);
- * console.log(answer.entity_ids); // ['p1']
+ * const answer: EntityUploadResponse = { entity_type: 'product', entity_ids: ['p1'] };
  * ```
  */
 export interface EntityUploadResponse {
@@ -80,13 +58,8 @@ export interface EntityUploadResponse {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { EntityGetResponse } from 'rankd/client';
- *
- * const answer: EntityGetResponse = await rankd.entities.get('product', ['p1', 'nope']);
- * console.log(Object.keys(answer.entities)); // ids not found are left out
+ * const answer: EntityGetResponse = { entity_type: 'product', entities: { p1: { product_id: 'p1' } } };
  * ```
  */
 export interface EntityGetResponse<E = Entity> {
@@ -99,13 +72,8 @@ export interface EntityGetResponse<E = Entity> {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { EntityDeleteResponse } from 'rankd/client';
- *
- * const answer: EntityDeleteResponse = await rankd.entities.delete('product', ['p1', 'nope']);
- * console.log(answer.deleted_ids, answer.deleted_count); // ['p1'] 1
+ * const deleted = (answer: EntityDeleteResponse) => answer.deleted_ids; // those that existed
  * ```
  */
 export interface EntityDeleteResponse {
@@ -122,16 +90,8 @@ export interface EntityDeleteResponse {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeatureRow } from 'rankd/client';
- *
- * const rows: FeatureRow[] = [
- *   { entity_id: 'p1', ctr_7d: 0.031, popularity: 0.8 },
- *   { entity_id: 'p2', ctr_7d: 0.012, event_timestamp: '2026-01-31T12:00:00Z' },
- * ];
- * await rankd.features.upload('product_stats', rows);
+ * const row: FeatureRow = { entity_id: 'p2', ctr_7d: 0.012, event_timestamp: '2026-01-31T12:00:00Z' };
  * ```
  */
 export interface FeatureRow {
@@ -146,13 +106,8 @@ export interface FeatureRow {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeatureUploadResponse } from 'rankd/client';
- *
- * const answer: FeatureUploadResponse = await rankd.features.upload('product_stats', [{ entity_id: 'p1', ctr_7d: 0.03 }]);
- * console.log(answer.written, answer.expired);
+ * const answer: FeatureUploadResponse = { feature_view: 'product_stats', written: 1, expired: 0 };
  * ```
  */
 export interface FeatureUploadResponse {
@@ -169,9 +124,7 @@ export interface FeatureUploadResponse {
  * @example
  * ```ts
  * import type { FeatureViewState } from 'rankd/client';
- *
  * const state: FeatureViewState = { state: 'expired', event_timestamp: '2026-01-01T00:00:00.000Z' };
- * if (state.state !== 'fresh') console.warn('product_stats of p1 reads as defaults:', state.state);
  * ```
  */
 export interface FeatureViewState {
@@ -185,13 +138,8 @@ export interface FeatureViewState {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeatureGetResult } from 'rankd/client';
- *
- * const [result]: FeatureGetResult[] = (await rankd.features.get('product_stats', ['p1'])).results;
- * console.log(result?.views.product_stats?.state); // fresh, missing, expired, ...
+ * const freshness = (result: FeatureGetResult) => result.views.product_stats?.state; // fresh, missing, ...
  * ```
  */
 export interface FeatureGetResult {
@@ -208,13 +156,8 @@ export interface FeatureGetResult {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeatureGetResponse } from 'rankd/client';
- *
- * const answer: FeatureGetResponse = await rankd.features.get('product_stats', ['p1']);
- * for (const result of answer.results) console.log(result.entity_id, result.values, result.defaulted);
+ * const values = (answer: FeatureGetResponse) => answer.results.map((result) => result.values);
  * ```
  */
 export interface FeatureGetResponse {
@@ -226,13 +169,8 @@ export interface FeatureGetResponse {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeatureDeleteResponse } from 'rankd/client';
- *
- * const answer: FeatureDeleteResponse = await rankd.features.delete('product_stats', ['p1']);
- * console.log(answer.deleted_count);
+ * const answer: FeatureDeleteResponse = { feature_view: 'product_stats', deleted_count: 1 };
  * ```
  */
 export interface FeatureDeleteResponse {
@@ -246,13 +184,8 @@ export interface FeatureDeleteResponse {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeedbackItem } from 'rankd/client';
- *
  * const purchase: FeedbackItem = { request_id: 'r1', entity_id: 'p1', feedback_type: 'purchase', value: 19.9 };
- * await rankd.feedback([purchase]);
  * ```
  */
 export interface FeedbackItem<EntityType extends string = string> {
@@ -274,13 +207,8 @@ export interface FeedbackItem<EntityType extends string = string> {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { FeedbackResponse } from 'rankd/client';
- *
- * const answer: FeedbackResponse = await rankd.feedback([{ request_id: 'r1', entity_id: 'p1', feedback_type: 'click' }]);
- * console.log(answer.written); // 1
+ * const answer: FeedbackResponse = { written: 1 };
  * ```
  */
 export interface FeedbackResponse {
@@ -293,14 +221,8 @@ export interface FeedbackResponse {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { RankedCandidate } from 'rankd/client';
- *
- * const page = await rankd.rank('ranking', { request_id: 'r1', candidates: [{ product_id: 'p1' }] });
- * const first: RankedCandidate | undefined = page.ranked_candidates[0];
- * console.log(first?.candidate_id, first?.ranked_score);
+ * const first: RankedCandidate = { candidate_id: 'p1', ranked_score: 0.93 };
  * ```
  */
 export interface RankedCandidate {
@@ -313,17 +235,8 @@ export interface RankedCandidate {
  *
  * @example
  * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
  * import type { RankingResponse } from 'rankd/client';
- *
- * const page: RankingResponse = await rankd.rank('ranking', {
- *   request_id: 'r1',
- *   candidates: [{ product_id: 'p1' }],
- *   include_events: true,
- * });
- * console.log(page.ranked_candidates.length, page.events?.length);
+ * const ids = (page: RankingResponse) => page.ranked_candidates.map((c) => c.candidate_id);
  * ```
  */
 export interface RankingResponse {
@@ -338,8 +251,6 @@ export interface RankingResponse {
  * @example
  * ```ts
  * import { createClient, type RankdClient, type UntypedPaths } from 'rankd/client';
- *
- * // Without generated types: any entity type, view and pipeline, any JSON body.
  * export const rankd: RankdClient<UntypedPaths> = createClient({ baseUrl: 'http://localhost:5001' });
  * ```
  */
@@ -389,13 +300,11 @@ type RankdRoute =
  * ```ts
  * import type { PipelineRoute } from 'rankd/client';
  *
- * // The app's pipeline routes, from the `paths` that `rankd client types` writes.
  * interface Paths {
  *   '/api/v1/ranking': { post: object };
  *   '/healthcheck': { get: object };
  * }
- * const route: PipelineRoute<Paths> = '/api/v1/ranking';
- * console.log(route);
+ * const route: PipelineRoute<Paths> = '/api/v1/ranking'; // the only one
  * ```
  */
 export type PipelineRoute<Paths> = {
@@ -414,10 +323,7 @@ export type PipelineRoute<Paths> = {
  * @example
  * ```ts
  * import type { PipelineKey, UntypedPaths } from 'rankd/client';
- *
- * // A pipeline's route or its path: '/api/v1/ranking', 'ranking' or '/ranking'.
  * const keys: Array<PipelineKey<UntypedPaths>> = ['/api/v1/ranking', 'ranking', '/ranking'];
- * console.log(keys);
  * ```
  */
 export type PipelineKey<Paths> =
@@ -440,10 +346,7 @@ type RouteOfKey<Key> = Key extends `/api/v1/${string}`
  * @example
  * ```ts
  * import type { PipelineRequest, UntypedPaths } from 'rankd/client';
- *
- * // With the app's generated `paths`, the pipeline's own request type.
- * const body: PipelineRequest<UntypedPaths, 'ranking'> = { request_id: 'r1', candidates: [{ product_id: 'p1' }] };
- * console.log(body);
+ * const body: PipelineRequest<UntypedPaths, 'ranking'> = { request_id: 'r1', candidates: [] };
  * ```
  */
 export type PipelineRequest<Paths, Key> =
@@ -455,9 +358,7 @@ export type PipelineRequest<Paths, Key> =
  * @example
  * ```ts
  * import type { PipelineResponse, UntypedPaths } from 'rankd/client';
- *
- * const page: PipelineResponse<UntypedPaths, 'ranking'> = { ranked_candidates: [{ candidate_id: 'p1', ranked_score: 1 }] };
- * console.log(page.ranked_candidates[0]?.candidate_id);
+ * const page: PipelineResponse<UntypedPaths, 'ranking'> = { ranked_candidates: [] };
  * ```
  */
 export type PipelineResponse<Paths, Key> =
@@ -476,11 +377,8 @@ type BodyField<Paths, Route, Field extends string, Otherwise> =
  *
  * @example
  * ```ts
- * import { createClient, type EntityTypeName, type UntypedPaths } from 'rankd/client';
- *
- * // Any string without the app's types; with them, only the app's entity types.
+ * import type { EntityTypeName, UntypedPaths } from 'rankd/client';
  * const type: EntityTypeName<UntypedPaths> = 'product';
- * await createClient({ baseUrl: 'http://localhost:5001' }).entities.get(type, ['p1']);
  * ```
  */
 export type EntityTypeName<Paths> = BodyField<Paths, '/api/v1/entities/upload', 'entity_type', string> &
@@ -491,10 +389,8 @@ export type EntityTypeName<Paths> = BodyField<Paths, '/api/v1/entities/upload', 
  *
  * @example
  * ```ts
- * import { createClient, type FeatureViewName, type UntypedPaths } from 'rankd/client';
- *
+ * import type { FeatureViewName, UntypedPaths } from 'rankd/client';
  * const view: FeatureViewName<UntypedPaths> = 'product_stats';
- * await createClient({ baseUrl: 'http://localhost:5001' }).features.get(view, ['p1']);
  * ```
  */
 export type FeatureViewName<Paths> = BodyField<Paths, '/api/v1/features/upload', 'feature_view', string> &

@@ -7,13 +7,7 @@ import { defineEntity } from './define-entity.js';
  * ```ts
  * import { ProductEntity, Type } from 'rankd';
  *
- * // The built-in product (id field `product_id`), with the shop's fields.
- * export const Product = ProductEntity.extend({
- *   fields: {
- *     title: Type.Union([Type.String(), Type.Null()], { default: null }),
- *     price: Type.Union([Type.Number(), Type.Null()], { default: null }),
- *   },
- * });
+ * export const Product = ProductEntity.extend({ fields: { price: Type.Number({ default: 0 }) } });
  * ```
  */
 export const ProductEntity = defineEntity({
@@ -28,13 +22,12 @@ export const ProductEntity = defineEntity({
  * import { defineRealtimeFeatures, Feature, QueryEntity } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // The request's `query` (its text in `query.query`), paired with each candidate.
  * export const QueryLength = defineRealtimeFeatures({
  *   name: 'query_length',
  *   entity: Product,
- *   with: QueryEntity,
- *   features: { words: Feature.integer({ default: 0 }) },
- *   compute: (_product, query) => ({ words: String(query.query ?? '').split(/\s+/).filter(Boolean).length }),
+ *   with: QueryEntity, // the request's `query`, paired with each candidate
+ *   features: { chars: Feature.integer({ default: 0 }) },
+ *   compute: (_product, query) => ({ chars: String(query.query ?? '').length }),
  * });
  * ```
  */
@@ -67,9 +60,8 @@ export const UserEntity = defineEntity({ name: 'user', description: 'A user; ide
  * import { BrandEntity, ProductEntity } from 'rankd';
  *
  * // A product's `brand_id` hydrates its brand into `brand`.
- * export const Product = ProductEntity.extend({
- *   references: { brand_id: { entity: BrandEntity, as: 'brand' } },
- * });
+ * const brand = { entity: BrandEntity, as: 'brand' };
+ * export const Product = ProductEntity.extend({ references: { brand_id: brand } });
  * ```
  */
 export const BrandEntity = defineEntity({ name: 'brand', description: 'A brand; identifier `brand_id`.' });
@@ -94,7 +86,6 @@ export const CategoryEntity = defineEntity({
  * ```ts
  * import { defineFeatureView, Feature, RequestEntity } from 'rankd';
  *
- * // Features keyed by request id, e.g. written by a job that scores requests.
  * export const RequestStats = defineFeatureView({
  *   name: 'request_stats',
  *   entity: RequestEntity,
@@ -107,9 +98,7 @@ export const RequestEntity = defineEntity({
   description: 'A request; identifier `request_id`.',
 });
 
-/**
- * The types every rankd app knows, in this order.
- */
+/** The types every rankd app knows, in this order. */
 export const BUILT_IN_ENTITY_TYPES = [
   ProductEntity,
   QueryEntity,

@@ -2,9 +2,7 @@ import Type, { type Static, type TObject, type TProperties, type TSchema } from 
 import { Compile, type Validator } from 'typebox/compile';
 import { AppDefinitionError } from '../errors/index.js';
 
-/**
- * Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet.
- */
+/** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /**
@@ -12,11 +10,9 @@ export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
  *
  * @example
  * ```ts
- * import { defineEntity, type EntityTypeOptions, Type } from 'rankd';
+ * import type { EntityTypeOptions } from 'rankd';
  *
- * const fields = { sku: Type.String() };
- * const options: EntityTypeOptions<typeof fields> = { name: 'variant', idField: 'sku', fields };
- * export const Variant = defineEntity(options);
+ * const options: EntityTypeOptions<{}> = { name: 'variant', idField: 'sku' };
  * ```
  */
 export interface EntityTypeOptions<Fields extends TProperties> {
@@ -29,14 +25,11 @@ export interface EntityTypeOptions<Fields extends TProperties> {
   /** Shown in the OpenAPI document. */
   description?: string;
   /**
-   * Fields that hold the id of another entity, hydrated too: `{ brand_id: { entity: Brand, as: 'brand' } }`
-   * fills `brand` with the stored brand whose id is in `brand_id`, to any depth.
+   * Fields holding another entity's id, hydrated too, to any depth: `{ brand_id: { entity: Brand,
+   * as: 'brand' } }` fills `brand` with the brand whose id is in `brand_id`.
    */
   references?: Record<string, EntityReference>;
-  /**
-   * The field that names an entity to a person (`title`, `name`): the console shows it beside the
-   * id. @defaultValue the first declared field that holds text
-   */
+  /** The field that names an entity to a person, shown beside the id. @defaultValue the first text field */
   titleField?: string;
 }
 
@@ -45,11 +38,9 @@ export interface EntityTypeOptions<Fields extends TProperties> {
  *
  * @example
  * ```ts
- * import { defineEntity, type EntityReference, ProductEntity } from 'rankd';
+ * import { defineEntity, type EntityReference } from 'rankd';
  *
- * const Maker = defineEntity({ name: 'maker' });
- * const maker: EntityReference = { entity: Maker, as: 'maker' };
- * export const Product = ProductEntity.extend({ references: { maker_id: maker } });
+ * const maker: EntityReference = { entity: defineEntity({ name: 'maker' }), as: 'maker' };
  * ```
  */
 export interface EntityReference {
@@ -60,16 +51,15 @@ export interface EntityReference {
 }
 
 /**
- * A declared entity type: the spec's `ServiceEntity` and its children. Entities themselves stay
- * plain JSON objects; the type knows their id field and how to validate and document them.
+ * A declared entity type. Entities themselves stay plain JSON objects; the type knows their id
+ * field and how to validate and document them.
  *
  * @example
  * ```ts
  * import type { EntityType } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const type: EntityType = Product;
- * console.log(type.name, type.idField, Object.keys(type.fields)); // product product_id [...]
+ * const type: EntityType = Product; // type.name, type.idField, type.fields
  * ```
  */
 export interface EntityType<Fields extends TProperties = TProperties> {
@@ -93,19 +83,14 @@ export interface EntityType<Fields extends TProperties = TProperties> {
 }
 
 /**
- * The spec's name (section 2.1) for the base entity type: every entity type (`ProductEntity`,
- * the app's `Product`, ...) is a `ServiceEntity`, made by {@link defineEntity} or by `extend`.
+ * The spec's name (section 2.1) for the base entity type: every entity type is a `ServiceEntity`,
+ * made by {@link defineEntity} or by `extend`.
  *
  * @example
  * ```ts
- * import { defineEntity, type ServiceEntity, Type } from 'rankd';
+ * import { defineEntity, type ServiceEntity } from 'rankd';
  *
- * // An entity type declared as the spec's ServiceEntity.
- * export const Brand: ServiceEntity = defineEntity({
- *   name: 'brand',
- *   idField: 'brand_id',
- *   fields: { name: Type.String() },
- * });
+ * export const Brand: ServiceEntity = defineEntity({ name: 'brand' });
  * ```
  */
 export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
@@ -129,10 +114,7 @@ function pascal(name: string): string {
  *
  * export const Listing = defineEntity({
  *   name: 'listing', // id field: listing_id
- *   fields: {
- *     price: Type.Number({ default: 0 }),
- *     tags: Type.Array(Type.String(), { default: [] }),
- *   },
+ *   fields: { price: Type.Number({ default: 0 }), tags: Type.Array(Type.String(), { default: [] }) },
  *   references: { brand_id: { entity: BrandEntity, as: 'brand' } },
  * });
  * ```
@@ -199,9 +181,7 @@ export function defineEntity<Fields extends TProperties = {}>(
  * import type { EntityOf } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // A hydrated product: its declared fields typed, any other field unknown.
  * const product: EntityOf<typeof Product> = { product_id: 'p1', price: 12, title: 'Beeswax Candle' };
- * console.log(product.price);
  * ```
  */
 export type EntityOf<T extends EntityType> =

@@ -5,16 +5,10 @@ import type { EntityType } from './define-entity.js';
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, type Identifier, identifierOf } from 'rankd';
+ * import { type Identifier, identifierOf } from 'rankd';
  *
- * export const Log = defineBusinessLogic({
- *   name: 'Log',
- *   apply(candidates) {
- *     const ids: Identifier[] = candidates.map((c) => identifierOf(c.entity));
- *     console.log(ids.map(({ type, id }) => `${type}::${id}`));
- *     return candidates;
- *   },
- * });
+ * const key = ({ type, id }: Identifier) => `${type}::${id}`;
+ * const ofEntity = (entity: object) => key(identifierOf(entity));
  * ```
  */
 export interface Identifier {
@@ -22,9 +16,7 @@ export interface Identifier {
   readonly id: string;
 }
 
-/**
- * The id in `entity[idField]`, as a string, or undefined when it has none.
- */
+/** The id in `entity[idField]`, as a string, or undefined when it has none. */
 export function idOf(idField: string, entity: Record<string, unknown>): string | undefined {
   const value = entity[idField];
   if (typeof value === 'string') return value.length > 0 ? value : undefined;

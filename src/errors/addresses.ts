@@ -8,9 +8,8 @@
 export const HIDDEN_ADDRESS = '<address>';
 
 /**
- * Address-like parts of error text: Redis URLs (which may hold a password), bracketed and bare
- * IPv6 addresses, IPv4 addresses and `host:port`, each with its port if any. Node and node-redis
- * name peers this way (`connect ECONNREFUSED 10.0.0.5:6379`, `::1:6379`, `MOVED 12 redis-2:6379`).
+ * Address-like text: Redis URLs (may hold a password), IPv6 bracketed or bare, IPv4, `host:port`,
+ * each with its port; how Node and node-redis name peers (`MOVED 12 redis-2:6379`).
  */
 const ADDRESS_PATTERNS: readonly RegExp[] = [
   /rediss?:\/\/\S+/gi,
@@ -20,10 +19,7 @@ const ADDRESS_PATTERNS: readonly RegExp[] = [
   /\b[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*:\d{1,5}\b/g,
 ];
 
-/**
- * The hosts of an address as rankd shows it: `host:port`, or a cluster's comma-separated seed
- * nodes; a bracketed IPv6 host loses its brackets.
- */
+/** The hosts of `host:port` or comma-separated seed nodes, IPv6 without brackets. */
 export function hostsOf(address: string): string[] {
   return address
     .split(',')
@@ -37,10 +33,8 @@ export function hostsOf(address: string): string[] {
 }
 
 /**
- * `text` with every address left out: anything shaped like an address (a cluster names nodes it
- * discovered), then the `hosts` rankd knows, which an error may name without a port
- * (`getaddrinfo ENOTFOUND redis.internal`). Responses use it so that the network's
- * layout stays in the server's log; it errs on the side of hiding.
+ * `text` with anything shaped like an address left out, then the known `hosts`, which an error may
+ * name without a port (`getaddrinfo ENOTFOUND redis.internal`). Errs on the side of hiding.
  */
 export function withoutAddresses(text: string, hosts: readonly string[] = []): string {
   let hidden = text;

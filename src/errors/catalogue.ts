@@ -2,19 +2,16 @@ import { hostsOf, redisAddressForResponse, redisReasonForResponse, withoutAddres
 import { type FieldProblem, RankdError } from './rankd-error.js';
 
 /**
- * The error catalogue: every code rankd can answer with. Codes are part of the public contract:
- * once released, a code keeps its meaning and is never reused for something else.
+ * The error catalogue: every code rankd answers with. Once released, a code keeps its meaning and is
+ * never reused.
  *
  * @example
  * ```ts
  * import { ErrorCode } from 'rankd';
  * import { RankdClientError } from 'rankd/client';
  *
- * // The stable codes a response's `error_code` holds.
- * function isBadRequest(error: unknown): boolean {
- *   return error instanceof RankdClientError && error.error_code === ErrorCode.VALIDATION;
- * }
- * console.log(isBadRequest(new Error('x')));
+ * const isBadRequest = (error: unknown) =>
+ *   error instanceof RankdClientError && error.error_code === ErrorCode.VALIDATION;
  * ```
  */
 export const ErrorCode = {
@@ -28,18 +25,11 @@ export const ErrorCode = {
   BODY_TOO_LARGE: 'RANKD_BODY_TOO_LARGE',
   /** Any other malformed request the HTTP layer rejects (HTTP 400). */
   BAD_REQUEST: 'RANKD_BAD_REQUEST',
-  /**
-   * Not a valid HTTP/1.1 request: Node's parser refused its framing (two different
-   * `Content-Length`s, `Content-Length` with `Transfer-Encoding`, a bad chunk size, an obs-fold
-   * header, ...) or it has no `Host` header (HTTP 400). The connection is closed after the answer.
-   */
+  /** Not valid HTTP/1.1 (bad framing, no `Host`): HTTP 400, the connection closed after the answer. */
   MALFORMED_REQUEST: 'RANKD_MALFORMED_REQUEST',
-  /**
-   * The request (headers, or the whole request, or the next piece of its body) did not arrive in
-   * time (HTTP 408). The connection is closed after the answer.
-   */
+  /** Headers, request or next body piece came too late (HTTP 408); the connection is closed. */
   REQUEST_TIMEOUT: 'RANKD_REQUEST_TIMEOUT',
-  /** The request's headers are larger than Node's limit, 16 KiB by default (HTTP 431). The connection is closed. */
+  /** Headers over Node's limit, 16 KiB by default (HTTP 431); the connection is closed. */
   HEADERS_TOO_LARGE: 'RANKD_HEADERS_TOO_LARGE',
   /** No API key, or an unknown one, on a protected route (HTTP 401). */
   UNAUTHORIZED: 'RANKD_UNAUTHORIZED',
@@ -49,89 +39,41 @@ export const ErrorCode = {
   NOT_FOUND: 'RANKD_NOT_FOUND',
   /** Redis cannot be reached or did not answer in time (HTTP 503). */
   REDIS_UNAVAILABLE: 'RANKD_REDIS_UNAVAILABLE',
-  /**
-   * Redis refuses writes because it is out of memory (`maxmemory` reached with a policy that cannot
-   * evict): HTTP 503, as reads still work and the condition clears without the caller changing anything.
-   */
+  /** Redis refuses writes at its `maxmemory`: HTTP 503, as reads work and it clears by itself. */
   REDIS_OUT_OF_MEMORY: 'RANKD_REDIS_OUT_OF_MEMORY',
-  /**
-   * On a Redis Cluster, a write reached some nodes but not others: the body lists which ids were
-   * written and which were not confirmed (HTTP 503).
-   */
+  /** On a Redis Cluster, a write reached some nodes only; the body lists the ids (HTTP 503). */
   PARTIAL_WRITE: 'RANKD_PARTIAL_WRITE',
-  /** A value in the index is not one rankd can decode (HTTP 500: the data in Redis is damaged). */
+  /** A value in the index rankd cannot decode (HTTP 500: the data in Redis is damaged). */
   INDEX_VALUE_CORRUPT: 'RANKD_INDEX_VALUE_CORRUPT',
-  /** The event sink (its Redis stream or file) cannot take a synchronous write, e.g. feedback (HTTP 503). */
+  /** The event sink cannot take a synchronous write, e.g. feedback (HTTP 503). */
   EVENT_SINK_UNAVAILABLE: 'RANKD_EVENT_SINK_UNAVAILABLE',
-  /** The admin model reload route was given a name that is no file-backed model of the app (HTTP 404). */
+  /** The admin model reload named no file-backed model of the app (HTTP 404). */
   MODEL_NOT_FOUND: 'RANKD_MODEL_NOT_FOUND',
   /** Configuration is invalid; raised at start-up, never over HTTP. */
   CONFIG_INVALID: 'RANKD_CONFIG_INVALID',
-  /**
-   * The app cannot start: its module cannot be loaded or is not a rankd app, a definition
-   * (defineApp, defineFeatureView, a model's options, ...) is refused, or a component failed to
-   * initialize. Raised at start-up, never over HTTP.
-   */
+  /** The app cannot start: no rankd app, a refused definition, a failed initialize. Start-up only. */
   APP_INVALID: 'RANKD_APP_INVALID',
-  /**
-   * App code read a feature this request cannot give: a name no component declared, a stored
-   * feature read before its rows arrived, an entity of the wrong type (HTTP 500: an app bug, not
-   * the caller's; the detail names the feature and what to change).
-   */
+  /** App code read a feature this request cannot give (HTTP 500, an app bug); the detail says why. */
   FEATURE_LOOKUP: 'RANKD_FEATURE_LOOKUP',
   /** App code asked for the variant of an experiment not in the pipeline's scope (HTTP 500: an app bug). */
   EXPERIMENT_LOOKUP: 'RANKD_EXPERIMENT_LOOKUP',
-  /**
-   * App code called a rankd function in a way it cannot serve: getFeature or logEvent outside a
-   * request, an invalid event type, a model scored before `initialize()`, a pin position that is
-   * not a position (HTTP 500: an app bug).
-   */
+  /** App code called a rankd function where it cannot work, e.g. getFeature outside a request (HTTP 500). */
   APP_MISUSE: 'RANKD_APP_MISUSE',
-  /**
-   * A model file rankd cannot read, parse or use (damaged, an unsupported kind of model, features
-   * that differ from the declared ones, a missing runtime such as onnxruntime-node), or a loaded
-   * model whose output does not fit the batch. The message names the file when there is one.
-   * At start-up it stops the start; a failed reload keeps the previous version (HTTP 500 if a
-   * request meets it: not the caller's fault).
-   */
+  /** A model file rankd cannot use: stops a start; a failed reload keeps the previous version (HTTP 500). */
   MODEL_INVALID: 'RANKD_MODEL_INVALID',
-  /**
-   * A data file given to the CLI (`rankd index load`, `rankd features load`, sample data) cannot
-   * be read, decompressed or parsed past some line; or data training cannot use
-   * ({@link TrainingInputError}). Never over HTTP (400 if it were).
-   */
+  /** A data file given to the CLI cannot be read or parsed, or data training cannot use. Never over HTTP. */
   INPUT_INVALID: 'RANKD_INPUT_INVALID',
-  /**
-   * A CLI command was given arguments it cannot act on (a project name, a date, a file format, a
-   * feature view or entity type the app lacks). Never over HTTP (400 if it were).
-   */
+  /** A CLI command given arguments it cannot act on. Never over HTTP. */
   CLI_USAGE: 'RANKD_CLI_USAGE',
-  /**
-   * A CLI command could not finish for a reason outside its arguments: redis-server did not
-   * start or stop, Redis could not be installed, a directory could not be created, a worker did
-   * not start, a load's batch could not be written. Never over HTTP (500 if it were).
-   */
+  /** A CLI command failed for a reason outside its arguments. Never over HTTP. */
   CLI_FAILED: 'RANKD_CLI_FAILED',
   /** An unexpected failure: always a bug in rankd or the app (HTTP 500). */
   INTERNAL: 'RANKD_INTERNAL',
-
-  // Admission control and safe defaults.
-  /**
-   * The server is busy with expensive work (or its event loop lags) and did not start this
-   * expensive request within a second; or the work in flight reached `ADMISSION_BUDGET` (HTTP 503,
-   * with `Retry-After`). Nothing was written. docs/reference/configuration.md, "Admission control".
-   */
+  /** Busy with expensive work or past `ADMISSION_BUDGET` (HTTP 503, `Retry-After`). Nothing was written. */
   OVERLOADED: 'RANKD_OVERLOADED',
-  /**
-   * The API key of the request already holds its share (`ADMISSION_KEY_SHARE`) of the work in
-   * flight (HTTP 429, with `Retry-After`). Nothing was written.
-   */
+  /** The API key holds its share (`ADMISSION_KEY_SHARE`) of the work in flight (HTTP 429, `Retry-After`). */
   KEY_SHARE_EXCEEDED: 'RANKD_KEY_SHARE_EXCEEDED',
-  /**
-   * A route that changes data or the running server (uploads, deletes, admin routes), called from
-   * another machine while no API key is set (HTTP 403): the message names `API_KEYS` and
-   * `ADMIN_API_KEYS`. Nothing was written.
-   */
+  /** A write or admin route called from another machine while no API key is set (HTTP 403). */
   LOOPBACK_ONLY: 'RANKD_LOOPBACK_ONLY',
 } as const;
 
@@ -143,7 +85,6 @@ export const ErrorCode = {
  * import { ErrorCode, type ErrorCodeValue } from 'rankd';
  *
  * const retryable: ErrorCodeValue[] = [ErrorCode.REDIS_UNAVAILABLE, ErrorCode.PARTIAL_WRITE];
- * console.log(retryable);
  * ```
  */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -153,24 +94,10 @@ export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
  *
  * @example
  * ```ts
- * import { defineApp, Type, ValidationError } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { ValidationError } from 'rankd';
  *
- * export default defineApp({
- *   server: async (server, { index }) => {
- *     server.post(
- *       '/api/v1/shop/check',
- *       { schema: { body: Type.Object({ sku: Type.String() }, { title: 'CheckRequest' }) } },
- *       async (request) => {
- *         const { sku } = request.body as { sku: string };
- *         const found = await index.getMany(Product, [sku]);
- *         // Answered 422 RANKD_VALIDATION, with this problem in `detail`.
- *         if (found.size === 0) throw ValidationError.at(['body', 'sku'], 'no such product', 'not_found');
- *         return { ok: true };
- *       },
- *     );
- *   },
- * });
+ * // In an app's route: answered 422 RANKD_VALIDATION with this problem in `detail`.
+ * throw ValidationError.at(['body', 'sku'], 'no such product', 'not_found');
  * ```
  */
 export class ValidationError extends RankdError {
@@ -184,16 +111,15 @@ export class ValidationError extends RankdError {
   }
 }
 
-/** ` (<the cause's message>)`, with addresses left out when `hosts` is given; empty without a message. */
+/** ` (<the cause's message>)`, addresses left out when `hosts` is given. */
 function reasonOf(cause: unknown, hosts?: readonly string[]): string {
   if (!(cause instanceof Error) || !cause.message) return '';
   return ` (${hosts === undefined ? cause.message : withoutAddresses(cause.message, hosts)})`;
 }
 
 /**
- * Redis is down, unreachable or too slow: HTTP 503, with what to do about it in the message. The
- * message names the address (for the log); {@link RankdError.publicMessage} does not, and says
- * the log does.
+ * Redis is down, unreachable or too slow: HTTP 503, with what to do in the message. The message
+ * names the address for the log; {@link RankdError.publicMessage} does not.
  *
  * @example
  * ```ts
@@ -203,8 +129,7 @@ function reasonOf(cause: unknown, hosts?: readonly string[]): string {
  * export default defineApp({
  *   server: async (server, { redis }) => {
  *     server.get('/api/v1/shop/ready', async () => {
- *       // Answered 503 RANKD_REDIS_UNAVAILABLE, as rankd's own routes answer when Redis is down.
- *       if (!redis.isReady) throw new RedisUnavailableError('localhost:6379');
+ *       if (!redis.isReady) throw new RedisUnavailableError('localhost:6379'); // 503, as rankd's routes
  *       return { ready: true };
  *     });
  *   },
@@ -215,7 +140,7 @@ export class RedisUnavailableError extends RankdError {
   /** `host:port` of Redis, or the seed nodes of a cluster, as configured. */
   readonly address: string;
 
-  /** `cluster`: `address` is the seed nodes of a Redis Cluster, which `rankd redis` cannot start. */
+  /** `cluster`: `address` is a cluster's seed nodes, which `rankd redis` cannot start. */
   constructor(address: string, cause?: unknown, cluster = false) {
     const reason = reasonOf(cause);
     const hidden = reasonOf(cause, hostsOf(address));
@@ -243,67 +168,50 @@ export class RedisUnavailableError extends RankdError {
 }
 
 /**
- * A Redis Cluster master that could not serve a request, as an error message names it.
- *
- * @example
- * ```ts
- * import { ClusterNodeUnavailableError, type UnavailableNode } from 'rankd/server';
- *
- * try {
- *   // ... a read on a Redis Cluster with a master out
- * } catch (error) {
- *   if (error instanceof ClusterNodeUnavailableError) {
- *     const nodes: readonly UnavailableNode[] = error.nodes;
- *     for (const { node, slots, reason } of nodes) console.warn(`${node} (${slots}): ${reason}`);
- *   }
- * }
- * ```
- */
-export interface UnavailableNode {
-  /** `host:port` of the master the slots were routed to. */
-  readonly node: string;
-  /** The slots it serves, as ranges (`0-5460`), or '' when the slot map does not say. */
-  readonly slots: string;
-  /** What the client said: `The client is offline`, `no answer within 1000 ms`, `CLUSTERDOWN ...`. */
-  readonly reason: string;
-}
-
-/**
- * `node (master of slots ...: reason)`: with its address for the log (`shown`), else as response
- * bodies may show it.
- */
-function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean): string {
-  const where = slots === '' ? '' : `master of slots ${slots}: `;
-  return `${redisAddressForResponse(node, shown)} (${where}${redisReasonForResponse(reason, node, shown)})`;
-}
-
-/**
- * What a cluster node's outage means and what to do: the same advice for reads and writes.
- */
-export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
-
-/**
- * Some masters of a Redis Cluster (not the whole cluster) cannot serve the request's slots: HTTP 503,
- * `RANKD_REDIS_UNAVAILABLE` like any outage, but the message names the nodes and their slots and
- * gives cluster advice instead of listing the seed nodes.
+ * A Redis Cluster master that could not serve a request.
  *
  * @example
  * ```ts
  * import { ClusterNodeUnavailableError } from 'rankd/server';
  *
- * try {
- *   // ... a write on a Redis Cluster
- * } catch (error) {
- *   // A 503 naming the masters that failed and their slots.
- *   if (error instanceof ClusterNodeUnavailableError) console.warn(error.nodes.map((n) => n.slots));
- *   else throw error;
- * }
+ * const describe = (error: ClusterNodeUnavailableError) =>
+ *   error.nodes.map(({ node, slots, reason }) => `${node} (${slots}): ${reason}`);
+ * ```
+ */
+export interface UnavailableNode {
+  /** `host:port` of the master. */
+  readonly node: string;
+  /** Its slots as ranges (`0-5460`), or '' when the slot map does not say. */
+  readonly slots: string;
+  /** What the client said: `The client is offline`, `no answer within 1000 ms`, `CLUSTERDOWN ...`. */
+  readonly reason: string;
+}
+
+/** `node (master of slots ...: reason)`, its address shown for the log or as response bodies may show it. */
+function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean): string {
+  const where = slots === '' ? '' : `master of slots ${slots}: `;
+  return `${redisAddressForResponse(node, shown)} (${where}${redisReasonForResponse(reason, node, shown)})`;
+}
+
+/** What a cluster node's outage means and what to do, for reads and writes alike. */
+export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
+
+/**
+ * Some masters of a Redis Cluster cannot serve the request's slots: HTTP 503
+ * `RANKD_REDIS_UNAVAILABLE`, the message naming the nodes and their slots instead of the seed nodes.
+ *
+ * @example
+ * ```ts
+ * import { ClusterNodeUnavailableError } from 'rankd/server';
+ *
+ * const slotsOut = (error: unknown) =>
+ *   error instanceof ClusterNodeUnavailableError ? error.nodes.map((n) => n.slots) : [];
  * ```
  */
 export class ClusterNodeUnavailableError extends RedisUnavailableError {
   /** The masters that failed, each once. */
   readonly nodes: readonly UnavailableNode[];
-  /** The message with the nodes' addresses as responses may show them. */
+  /** The message with the addresses as responses may show them. */
   override readonly publicMessage: string;
 
   /** `advice`: the failover advice with the cluster's own `cluster-node-timeout`, when known. */
@@ -331,20 +239,15 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
 }
 
 /**
- * Redis refused a write for memory (`OOM command not allowed when used memory > 'maxmemory'`), or
- * reports itself past its `maxmemory` (`/readyz`): HTTP 503 with what to do. Not a
- * {@link RedisUnavailableError}: Redis answers, reads work, and restarting or reconnecting rankd
- * changes nothing; room must be made in Redis. The message names no host.
+ * Redis refused a write for memory, or reports itself past its `maxmemory` (`/readyz`): HTTP 503.
+ * Not a {@link RedisUnavailableError}: reads work and reconnecting changes nothing; room must be
+ * made in Redis. The message names no host.
  *
  * @example
  * ```ts
  * import { RedisOutOfMemoryError } from 'rankd/server';
  *
- * try {
- *   // ... a write to a Redis at its maxmemory (noeviction)
- * } catch (error) {
- *   if (error instanceof RedisOutOfMemoryError) console.error(error.statusCode, error.code); // 503 RANKD_REDIS_OUT_OF_MEMORY
- * }
+ * console.log(new RedisOutOfMemoryError().code); // RANKD_REDIS_OUT_OF_MEMORY
  * ```
  */
 export class RedisOutOfMemoryError extends RankdError {
@@ -373,8 +276,7 @@ export class RedisOutOfMemoryError extends RankdError {
  * ```ts
  * import { EventSinkUnavailableError } from 'rankd/server';
  *
- * const error = new EventSinkUnavailableError('the event stream', new Error('connection refused'));
- * console.log(error.statusCode, error.message); // 503 Cannot write to the event stream (connection refused)
+ * new EventSinkUnavailableError('the event stream', new Error('connection refused')); // 503
  * ```
  */
 export class EventSinkUnavailableError extends RankdError {
@@ -389,32 +291,23 @@ export class EventSinkUnavailableError extends RankdError {
  *
  * @example
  * ```ts
- * import { PartialWriteError, type WrittenId } from 'rankd/server';
+ * import type { WrittenId } from 'rankd/server';
  *
- * function retryList(error: unknown): WrittenId[] {
- *   return error instanceof PartialWriteError ? [...error.failedIds] : [];
- * }
- * console.log(retryList(new Error('other')));
+ * const row: WrittenId = ['u1', 'p1'];
  * ```
  */
 export type WrittenId = string | readonly [string, string];
 
 /**
- * A write on a Redis Cluster that reached some nodes and not others (HTTP 503): each entity is
- * written atomically, so every id is either in `written_ids` (done) or in `failed_ids` (not
- * confirmed: its node failed or did not answer in time, so it may or may not have been applied).
- * Writes replace whole values, so sending the failed ids again is safe.
+ * A write on a Redis Cluster that reached some nodes and not others (HTTP 503). Each entity is
+ * written atomically, so every id is in `written_ids` or `failed_ids` (not confirmed: it may or may
+ * not have been applied). Writes replace whole values, so sending the failed ids again is safe.
  *
  * @example
  * ```ts
  * import { PartialWriteError } from 'rankd/server';
  *
- * try {
- *   // ... an upload to a Redis Cluster while a master fails
- * } catch (error) {
- *   // A 503 RANKD_PARTIAL_WRITE: send the failed ids again.
- *   if (error instanceof PartialWriteError) console.warn('written', error.writtenIds, 'failed', error.failedIds);
- * }
+ * const toRetry = (error: unknown) => (error instanceof PartialWriteError ? error.failedIds : []);
  * ```
  */
 export class PartialWriteError extends RankdError {
@@ -424,10 +317,8 @@ export class PartialWriteError extends RankdError {
   readonly failedIds: readonly WrittenId[];
 
   /**
-   * `address`: the cluster's seed nodes, left out of the public message with any other address.
-   * `nodes`: the masters whose writes failed, when known (the message then names them and their
-   * slots; the public message names their slots, and their addresses only as responses may show them).
-   * `advice`: the failover advice with the cluster's own `cluster-node-timeout`, when known.
+   * `address`: the seed nodes, kept out of the public message. `nodes`: the masters whose writes
+   * failed, when known. `advice`: with the cluster's own `cluster-node-timeout`, when known.
    */
   constructor(
     writtenIds: readonly WrittenId[],
@@ -458,14 +349,13 @@ export class PartialWriteError extends RankdError {
 }
 
 /**
- * A stored index value that cannot be decoded.
+ * A stored index value that cannot be decoded (HTTP 500).
  *
  * @example
  * ```ts
  * import { IndexValueCorruptError } from 'rankd/server';
  *
- * const error = new IndexValueCorruptError('default:1:product:p1');
- * console.log(error.code, error.statusCode); // RANKD_INDEX_VALUE_CORRUPT 500
+ * new IndexValueCorruptError('default:1:product:p1').statusCode; // 500
  * ```
  */
 export class IndexValueCorruptError extends RankdError {
@@ -482,23 +372,14 @@ export class IndexValueCorruptError extends RankdError {
 }
 
 /**
- * A request that is not valid HTTP/1.1 but that Node's parser lets through (an HTTP/1.1 request
- * without `Host`): refused as the parser refuses the others, with {@link ErrorCode.MALFORMED_REQUEST}.
+ * A request Node's parser lets through but that is not valid HTTP/1.1 (no `Host`): refused like
+ * those the parser refuses.
  *
  * @example
  * ```ts
- * import { defineApp } from 'rankd';
  * import { MalformedRequestError } from 'rankd/server';
  *
- * export default defineApp({
- *   server: async (server) => {
- *     server.get('/api/v1/shop/echo', async (request) => {
- *       const { q } = request.query as { q?: string };
- *       if (q === undefined) throw new MalformedRequestError('give ?q=...'); // 400 RANKD_MALFORMED_REQUEST
- *       return { q };
- *     });
- *   },
- * });
+ * throw new MalformedRequestError('give ?q=...'); // 400 RANKD_MALFORMED_REQUEST
  * ```
  */
 export class MalformedRequestError extends RankdError {
@@ -508,7 +389,7 @@ export class MalformedRequestError extends RankdError {
 }
 
 /**
- * Missing or unknown API key.
+ * Missing or unknown API key (HTTP 401).
  *
  * @example
  * ```ts
@@ -518,8 +399,7 @@ export class MalformedRequestError extends RankdError {
  * export default defineApp({
  *   server: async (server) => {
  *     server.addHook('onRequest', async (request) => {
- *       // 401 RANKD_UNAUTHORIZED, in rankd's error shape.
- *       if (request.url.startsWith('/api/v1/shop/') && !request.headers.cookie) throw new UnauthorizedError();
+ *       if (!request.headers.cookie) throw new UnauthorizedError(); // 401, in rankd's error shape
  *     });
  *   },
  * });
@@ -536,21 +416,13 @@ export class UnauthorizedError extends RankdError {
 }
 
 /**
- * A key without the admin right on an admin route.
+ * A key without the admin right on an admin route (HTTP 403).
  *
  * @example
  * ```ts
- * import { defineApp } from 'rankd';
  * import { ForbiddenError } from 'rankd/server';
  *
- * export default defineApp({
- *   server: async (server) => {
- *     server.delete('/api/v1/shop/cache', async (request) => {
- *       if (request.headers['x-role'] !== 'ops') throw new ForbiddenError('Only ops may clear the cache'); // 403
- *       return { cleared: true };
- *     });
- *   },
- * });
+ * throw new ForbiddenError('Only ops may clear the cache');
  * ```
  */
 export class ForbiddenError extends RankdError {
@@ -560,14 +432,13 @@ export class ForbiddenError extends RankdError {
 }
 
 /**
- * A model reload asked for a model the app does not have as a file model; lists the ones it has.
+ * A model reload named a model the app does not have as a file model; lists the ones it has.
  *
  * @example
  * ```ts
  * import { ModelNotFoundError } from 'rankd/server';
  *
- * const error = new ModelNotFoundError('rankr', ['ranker', 'ctr']);
- * console.log(error.statusCode, error.message); // 404 No file-backed model is named "rankr"; ...
+ * new ModelNotFoundError('rankr', ['ranker', 'ctr']).message; // No file-backed model is named "rankr"; ...
  * ```
  */
 export class ModelNotFoundError extends RankdError {
@@ -601,11 +472,9 @@ export class ConfigError extends RankdError {
 }
 
 /**
- * Data or options training cannot use: a data set or option the trainer cannot take (rows and
- * groups that do not add up, a label that is not a grade, a learning rate of 0), or logs that
- * `rankd train` and `rankd evaluate` cannot learn or judge from (no events, no labels, a feature
- * the model reads missing from them). The message says which and where; the CLI prints it as its
- * one line. Code `RANKD_INPUT_INVALID` (never over HTTP; 400 if it were).
+ * Data or options training cannot use (rows and groups that do not add up, a label that is not a
+ * grade), or logs `rankd train` and `rankd evaluate` cannot learn or judge from. Code
+ * `RANKD_INPUT_INVALID` (never over HTTP; 400 if it were).
  *
  * @example
  * ```ts
@@ -625,19 +494,13 @@ export class TrainingInputError extends RankdError {
 }
 
 /**
- * The app module is missing or does not export a rankd app.
+ * The app module is missing or exports no rankd app, or a component failed to initialize.
  *
  * @example
  * ```ts
  * import { AppLoadError } from 'rankd/server';
- * import app from './pipelines/main.js';
  *
- * try {
- *   await app.initialize(); // loads model files
- * } catch (error) {
- *   // A component that failed to initialize, named in the message.
- *   if (error instanceof AppLoadError) console.error(error.message);
- * }
+ * throw new AppLoadError('app.ts exports no rankd app');
  * ```
  */
 export class AppLoadError extends RankdError {
@@ -647,9 +510,8 @@ export class AppLoadError extends RankdError {
 }
 
 /**
- * An app definition refused at start-up (a `defineApp`, `defineFeatureView`, `defineEntity`,
- * model or business-logic step whose options cannot work): the message names the declaration and
- * what to change. The app never starts, so no request meets it.
+ * An app definition refused at start-up (options that cannot work): the message names the
+ * declaration and what to change. The app never starts, so no request meets it.
  *
  * @example
  * ```ts
@@ -658,7 +520,7 @@ export class AppLoadError extends RankdError {
  * try {
  *   defineExperiment({ id: 'x', variants: [{ name: 'a', share: 0.4 }] }); // shares must sum to 1
  * } catch (error) {
- *   if (error instanceof AppDefinitionError) console.error(error.code, error.message); // RANKD_APP_INVALID ...
+ *   if (error instanceof AppDefinitionError) console.error(error.message);
  * }
  * ```
  */
@@ -669,17 +531,14 @@ export class AppDefinitionError extends RankdError {
 }
 
 /**
- * A feature name that cannot be read in this request: an app bug (HTTP 500, not the caller's
- * fault), answered with the feature and what to change, since the app's author reads it first.
+ * A feature that cannot be read in this request: an app bug (HTTP 500), answered with the feature
+ * and what to change, since the app's author reads it first.
  *
  * @example
  * ```ts
  * import { FeatureLookupError } from 'rankd';
  *
- * // What a request gets when pipeline code reads a feature its component did not declare: a 500
- * // RANKD_FEATURE_LOOKUP whose message says what to change.
- * const error = new FeatureLookupError('ranker read product_stats:ctr_7d without listing it in `features`');
- * console.log(error.code);
+ * throw new FeatureLookupError('ranker read product_stats:ctr_7d without listing it in `features`');
  * ```
  */
 export class FeatureLookupError extends RankdError {
@@ -689,15 +548,13 @@ export class FeatureLookupError extends RankdError {
 }
 
 /**
- * An experiment that is not in scope of the pipeline: an app bug, reported with what to change.
+ * An experiment not in the pipeline's scope: an app bug (HTTP 500), reported with what to change.
  *
  * @example
  * ```ts
  * import { ExperimentLookupError } from 'rankd';
  *
- * // getExperimentVariant for an experiment the pipeline does not assign.
- * const error = new ExperimentLookupError('Experiment "boost" is not assigned in pipeline Search');
- * console.log(error.code, error.statusCode); // RANKD_EXPERIMENT_LOOKUP 500
+ * throw new ExperimentLookupError('Experiment "boost" is not assigned in pipeline Search');
  * ```
  */
 export class ExperimentLookupError extends RankdError {
@@ -711,8 +568,8 @@ export class ExperimentLookupError extends RankdError {
  *
  * @example
  * ```ts
- * import { AppMisuseError } from 'rankd/server';
  * import { getFeature } from 'rankd';
+ * import { AppMisuseError } from 'rankd/server';
  *
  * try {
  *   getFeature('product::p1', 'product_stats:ctr_7d'); // outside a request
@@ -728,19 +585,13 @@ export class AppMisuseError extends RankdError {
 }
 
 /**
- * A model file that cannot be read or used, or a loaded model whose output does not fit. `file`
- * is the file, when the problem is one file's; the message names it then.
+ * A model file that cannot be read or used, or a loaded model whose output does not fit.
  *
  * @example
  * ```ts
- * import { gbdtModel, ModelInvalidError } from 'rankd';
+ * import { ModelInvalidError } from 'rankd';
  *
- * const Ranker = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['product_stats:ctr_7d'] });
- * const result = await Ranker.reload();
- * if (result.status === 'failed') console.error(result.error);
- * // At start, a broken file stops it: the error names the file.
- * const error = new ModelInvalidError('not a model file', { file: 'models/ranker.json' });
- * console.log(error.file);
+ * throw new ModelInvalidError('not a model file', { file: 'models/ranker.json' });
  * ```
  */
 export class ModelInvalidError extends RankdError {
@@ -753,12 +604,9 @@ export class ModelInvalidError extends RankdError {
   }
 }
 
-// --- A Redis Cluster's own cluster-node-timeout in the advice; no master serving ---
-
 /**
- * What a cluster node's outage means and what to do, quoting the cluster's `cluster-node-timeout`
- * (`CONFIG GET cluster-node-timeout` on a node) when rankd could read it, else Redis's default.
- * {@link CLUSTER_FAILOVER_ADVICE} is the latter.
+ * The failover advice, quoting the cluster's `cluster-node-timeout` when rankd could read it, else
+ * Redis's default ({@link CLUSTER_FAILOVER_ADVICE}).
  */
 export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string {
   const timeout =
@@ -773,28 +621,22 @@ export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string
 }
 
 /**
- * No master of a Redis Cluster serves keys now: every master refuses queries (`CLUSTERDOWN`: some
- * slots have no master that answers, e.g. between a master's failure and its replica's promotion,
- * and with `cluster-require-full-coverage yes` every node refuses meanwhile), or none answers.
- * HTTP 503 `RANKD_REDIS_UNAVAILABLE`, like any outage: a ranking or a get that could read nothing
- * answers it rather than a 200 built from nothing, and so does `/readyz`.
+ * No master of a Redis Cluster serves keys (`CLUSTERDOWN` everywhere, e.g. between a master's failure
+ * and its replica's promotion with `cluster-require-full-coverage yes`, or none answers): HTTP 503
+ * `RANKD_REDIS_UNAVAILABLE`, rather than a 200 built from nothing.
  *
  * @example
  * ```ts
  * import { ClusterDownError } from 'rankd/server';
  *
- * const error = new ClusterDownError('10.0.0.1:7000', 'every master refuses queries (CLUSTERDOWN The cluster is down)');
- * console.log(error.statusCode, error.code); // 503 RANKD_REDIS_UNAVAILABLE
+ * new ClusterDownError('10.0.0.1:7000', 'every master refuses queries'); // 503 RANKD_REDIS_UNAVAILABLE
  * ```
  */
 export class ClusterDownError extends RedisUnavailableError {
   /** The message without addresses, for responses. */
   override readonly publicMessage: string;
 
-  /**
-   * `seeds`: the cluster's seed nodes (named in the log only); `reason`: why no master serves, as a
-   * clause; `advice`: the failover advice with the cluster's own node timeout, when known.
-   */
+  /** `reason`: why no master serves, as a clause; `seeds` are named in the log only. */
   constructor(seeds: string, reason: string, advice = CLUSTER_FAILOVER_ADVICE, cause?: unknown) {
     super(seeds, cause, true);
     const message = (why: string) =>
@@ -805,15 +647,14 @@ export class ClusterDownError extends RedisUnavailableError {
 }
 
 /**
- * Refused by admission control: the server is busy (503) or the request's key holds its share of
- * the work in flight (429). The response carries `Retry-After` (whole seconds).
+ * Refused by admission control: the server is busy (503) or the key holds its share of the work in
+ * flight (429). The response carries `Retry-After` (whole seconds).
  *
  * @example
  * ```ts
  * import { OverloadedError } from 'rankd/server';
  *
- * const error = new OverloadedError('The server is busy with expensive requests', 2);
- * console.log(error.statusCode, error.headers); // 503 { 'retry-after': '2' }
+ * new OverloadedError('The server is busy with expensive requests', 2).headers; // { 'retry-after': '2' }
  * ```
  */
 export class OverloadedError extends RankdError {
@@ -833,8 +674,8 @@ export class OverloadedError extends RankdError {
 }
 
 /**
- * A route that changes data or the running server, called from another machine while no API key
- * is set: out of the box only this machine may write (HTTP 403).
+ * A route that changes data or the server, called from another machine while no API key is set:
+ * out of the box only this machine may write (HTTP 403).
  *
  * @example
  * ```ts

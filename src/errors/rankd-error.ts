@@ -3,27 +3,22 @@
  *
  * @example
  * ```ts
- * import { type ErrorLocation } from 'rankd/server';
- * import { ValidationError } from 'rankd';
+ * import type { ErrorLocation } from 'rankd/server';
  *
  * const where: ErrorLocation = ['body', 'candidates', 3, 'product_id'];
- * throw ValidationError.at(where, 'must be a string', 'type');
  * ```
  */
 export type ErrorLocation = ReadonlyArray<string | number>;
 
 /**
- * One problem found while validating input: where, what, and a stable machine-readable type.
+ * One problem found in input: where, what, and a stable machine-readable type.
  *
  * @example
  * ```ts
  * import { type FieldProblem, ValidationError } from 'rankd';
  *
- * const problems: FieldProblem[] = [
- *   { loc: ['body', 'sku'], msg: 'no such product', type: 'not_found' },
- *   { loc: ['body', 'qty'], msg: 'must be ≥ 1', type: 'minimum' },
- * ];
- * throw new ValidationError(problems); // 422, each problem in `detail`
+ * const problem: FieldProblem = { loc: ['body', 'qty'], msg: 'must be ≥ 1', type: 'minimum' };
+ * throw new ValidationError([problem]); // 422, each problem in `detail`
  * ```
  */
 export interface FieldProblem {
@@ -33,36 +28,30 @@ export interface FieldProblem {
 }
 
 /**
- * Base class of every error rankd raises on purpose. Each carries a stable `code` (never reused,
- * see `catalogue.ts`) and the HTTP status it maps to; `src/http/error-handler.ts` is the only place
- * that turns one into a response.
+ * Base class of every error rankd raises on purpose: a stable `code` (never reused) and the HTTP
+ * status it maps to. `src/http/error-handler.ts` is the only place that turns one into a response.
  *
  * @example
  * ```ts
  * import { RankdError } from 'rankd';
  *
- * try {
- *   // ... any rankd call
- * } catch (error) {
- *   // Every catalogue error: a stable `code` and the HTTP `statusCode` it is answered with.
- *   if (error instanceof RankdError) console.error(error.code, error.statusCode, error.message);
- * }
+ * const describe = (error: unknown) =>
+ *   error instanceof RankdError ? `${error.statusCode} ${error.code}` : 'not rankd\'s';
  * ```
  */
 export class RankdError extends Error {
   readonly code: string;
   readonly statusCode: number;
-  /** Field-level problems, for validation errors; the response's `detail` is then this list. */
+  /** Field-level problems of a validation error: the response's `detail`. */
   readonly problems: readonly FieldProblem[] | undefined;
   /** Fields the response body carries beside `detail` and `error_code` (e.g. `written_ids`). */
   readonly extra: Readonly<Record<string, unknown>> | undefined;
   /**
-   * The message without the server's internal addresses (Redis hosts and ports), for errors whose
-   * `message` names them: what a response says unless `EXPOSE_REDIS_ADDRESS` is on. The log keeps
-   * `message`, which operators need. Undefined when `message` names no address.
+   * The message without internal addresses (Redis hosts), what a response says unless
+   * `EXPOSE_REDIS_ADDRESS` is on; the log keeps `message`. Undefined when `message` names none.
    */
   readonly publicMessage: string | undefined;
-  /** Response headers the answer carries (e.g. `retry-after`), lower-case names. */
+  /** Response headers of the answer (e.g. `retry-after`), lower-case. */
   readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(

@@ -1,8 +1,6 @@
 import type { ErrorLocation, FieldProblem } from './rankd-error.js';
 
-/**
- * The fields of a schema validation error that rankd reads (TypeBox and Ajv share them).
- */
+/** The fields of a schema validation error that rankd reads (TypeBox and Ajv share them). */
 export interface SchemaError {
   keyword: string;
   instancePath: string;
@@ -13,13 +11,9 @@ export interface SchemaError {
   context?: SchemaContext;
 }
 
-/**
- * A value and its schema: what {@link problemsFromSchemaErrors} needs to say what was sent and what is known.
- */
+/** A value and its schema: what {@link problemsFromSchemaErrors} needs to say what was sent. */
 export interface SchemaContext {
-  /** The schema that was checked (JSON Schema, as TypeBox builds it). */
   readonly schema: unknown;
-  /** The value that was checked. */
   readonly value: unknown;
 }
 
@@ -29,11 +23,9 @@ const MAX_PROBLEMS = 50;
 const HTTP_PARTS = new Set(['body', 'querystring', 'query', 'params', 'headers']);
 
 /**
- * Turns schema validation errors (at `location`, e.g. `["body"]`) into FastAPI-style problems, one
- * per location, in rankd's own words: the field, what it expects and, given `context`, what was
- * sent (`user_page_size: expected an integer, got the string "2"`); an unknown field once, with the
- * known ones (`unknown field "pirce" in candidates[3]; known fields: ...`). No message is a
- * validator's wording ("must be ...", "schema is false").
+ * Schema validation errors at `location` as FastAPI-style problems, one per location, in rankd's own
+ * words: the field, what it expects and, given `context`, what was sent; an unknown field once, with
+ * the known ones. No message is a validator's wording ("must be ...", "schema is false").
  */
 export function problemsFromSchemaErrors(
   errors: readonly SchemaError[],
@@ -99,9 +91,7 @@ export function problemsFromSchemaErrors(
   return problems;
 }
 
-/**
- * `unknown field "pirce" in candidates[3]; known fields: brand, price, product_id`.
- */
+/** `unknown field "pirce" in candidates[3]; known fields: brand, price, product_id`. */
 export function unknownFieldMessage(
   name: string,
   parent: ReadonlyArray<string | number>,
@@ -112,9 +102,7 @@ export function unknownFieldMessage(
   return `unknown field ${JSON.stringify(name)} in ${where}${list}`;
 }
 
-/**
- * A location as a person writes it: `candidates[3].price`; the body itself is `the body`.
- */
+/** A location as a person writes it: `candidates[3].price`; the body itself is `the body`. */
 export function fieldName(path: ReadonlyArray<string | number>): string {
   let text = '';
   for (const part of path) text += typeof part === 'number' ? `[${part}]` : text === '' ? part : `.${part}`;

@@ -8,12 +8,11 @@ import { RowLayout } from './row-layout.js';
  *
  * @example
  * ```ts
- * import { defineFeatureView, Feature, type FeatureViewOptions } from 'rankd';
+ * import { Feature, type FeatureViewOptions } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * const features = { margin: Feature.float({ default: 0 }) };
  * const options: FeatureViewOptions<typeof features> = { name: 'product_margin', entity: Product, features };
- * export const ProductMargin = defineFeatureView(options);
  * ```
  */
 export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
@@ -37,7 +36,6 @@ export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
  * import { featureViews } from './feature-store/features.js';
  *
  * const views: FeatureView[] = featureViews;
- * for (const view of views) console.log(view.name, Object.keys(view.features), view.ttlSeconds);
  * ```
  */
 export interface FeatureView<F extends Record<string, FeatureSpec> = Record<string, FeatureSpec>> {
@@ -63,23 +61,14 @@ const FEATURE_GROUP_PATTERN = ENTITY_TYPE_PATTERN;
  *
  * @example
  * ```ts
- * import { defineFeatureView, Feature, UserEntity } from 'rankd';
+ * import { defineFeatureView, Feature } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
  * export const ProductStats = defineFeatureView({
  *   name: 'product_stats',
  *   entity: Product, // or a pair: [Product, UserEntity]
  *   ttlSeconds: 30 * 86400, // older rows count as missing
- *   features: {
- *     ctr_7d: Feature.float({ default: 0 }),
- *     tier: Feature.string(), // no default: reads as null when missing
- *     embedding: Feature.vector(8),
- *   },
- * });
- * export const Affinity = defineFeatureView({
- *   name: 'affinity',
- *   entity: [Product, UserEntity],
- *   features: { score: Feature.float({ default: 0 }) },
+ *   features: { ctr_7d: Feature.float({ default: 0 }), tier: Feature.string() }, // tier: null when missing
  * });
  * ```
  */

@@ -6,7 +6,6 @@
  * import { Feature, type FeatureKind } from 'rankd';
  *
  * const kind: FeatureKind = Feature.float().kind; // 'float'
- * console.log(kind);
  * ```
  */
 export type FeatureKind = 'float' | 'integer' | 'boolean' | 'string' | 'vector';
@@ -16,19 +15,9 @@ export type FeatureKind = 'float' | 'integer' | 'boolean' | 'string' | 'vector';
  *
  * @example
  * ```ts
- * import { defineModel, type FeatureValue, getFeature } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import type { FeatureValue } from 'rankd';
  *
- * export const CtrModel = defineModel({
- *   name: 'CtrModel',
- *   entity: Product,
- *   features: ['product_stats:ctr_7d'],
- *   score: (products) =>
- *     products.map((product) => {
- *       const value: FeatureValue | null = getFeature(product, 'product_stats:ctr_7d');
- *       return typeof value === 'number' ? value : 0;
- *     }),
- * });
+ * const asNumber = (value: FeatureValue | null) => (typeof value === 'number' ? value : 0);
  * ```
  */
 export type FeatureValue = number | boolean | string | Float32Array;
@@ -41,7 +30,6 @@ export type FeatureValue = number | boolean | string | Float32Array;
  * import { Feature, type FeatureSpec } from 'rankd';
  *
  * const ctr: FeatureSpec<'float'> = Feature.float({ default: 0 });
- * console.log(ctr.kind, ctr.default); // float 0
  * ```
  */
 export interface FeatureSpec<K extends FeatureKind = FeatureKind> {
@@ -74,20 +62,15 @@ function spec<K extends FeatureKind>(
  *
  * @example
  * ```ts
- * import { defineFeatureView, Feature } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { Feature } from 'rankd';
  *
- * export const ProductStats = defineFeatureView({
- *   name: 'product_stats',
- *   entity: Product,
- *   features: {
- *     ctr_7d: Feature.float({ default: 0, description: 'Clicks per impression, last 7 days' }),
- *     views_7d: Feature.integer({ default: 0 }),
- *     is_new: Feature.boolean({ default: false }),
- *     tier: Feature.string(),
- *     embedding: Feature.vector(8),
- *   },
- * });
+ * const features = {
+ *   ctr_7d: Feature.float({ default: 0, description: 'Clicks per impression, last 7 days' }),
+ *   views_7d: Feature.integer({ default: 0 }),
+ *   is_new: Feature.boolean({ default: false }),
+ *   tier: Feature.string(),
+ *   embedding: Feature.vector(8),
+ * };
  * ```
  */
 export const Feature = {

@@ -19,7 +19,7 @@ export type { Scores } from './scores.js';
  * // Any object of this shape is a model; defineModel only checks it.
  * export const ByPrice: Model<typeof Product> = {
  *   name: 'ByPrice',
- *   score: (products) => products.map((product) => -(product.price ?? 0)),
+ *   score: (products) => products.map((p) => -(p.price ?? 0)),
  * };
  * ```
  */
@@ -29,9 +29,8 @@ export interface Model<E extends EntityType = EntityType> extends Component {
   /** One score per entity, in order; a missing or non-finite score ranks as 0. */
   score(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<Scores>;
   /**
-   * Optional: scores the batch as `score` does and says why, one {@link Explanation} per entity
-   * (inputs, and each input's contribution where the model can tell). Off the scoring path: only
-   * called when explanations are asked for. `explainModel` explains a model without one too.
+   * Scores as `score` does and says why, one {@link Explanation} per entity. Called only when
+   * explanations are asked for; `explainModel` explains a model without one too.
    */
   explain?(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }
@@ -43,16 +42,14 @@ export interface Model<E extends EntityType = EntityType> extends Component {
  * ```ts
  * import { defineModel, featureColumns } from 'rankd';
  *
- * // Twice the title's match: each score explained as that one term.
+ * const title = (products: readonly object[]) =>
+ *   Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => v || 0);
  * export const TitleModel = defineModel({
  *   name: 'TitleModel',
  *   features: ['text_match:title'],
- *   score: (products) => Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => 2 * (v || 0)),
+ *   score: (products) => title(products).map((v) => 2 * v),
  *   contributions: (products) =>
- *     Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => ({
- *       bias: 0,
- *       contributions: { 'text_match:title': 2 * (v || 0) },
- *     })),
+ *     title(products).map((v) => ({ bias: 0, contributions: { 'text_match:title': 2 * v } })),
  * });
  * ```
  */
@@ -60,9 +57,8 @@ export interface ModelOptions<E extends EntityType> extends Model<E> {
   /** Only types `score`'s entities. */
   entity?: E;
   /**
-   * Optional, for explanations: per entity, the score's bias and each feature's contribution, so
-   * that `bias + Σ contributions` is the score. Called only when an explanation is asked for;
-   * without it (and without `explain`), explanations give the model's inputs only.
+   * For explanations: per entity, the bias and each feature's contribution, `bias + Σ contributions`
+   * being the score. Without it (and `explain`), explanations give the model's inputs only.
    */
   contributions?(
     entities: ReadonlyArray<EntityOf<E>>,
@@ -78,15 +74,13 @@ export interface ModelOptions<E extends EntityType> extends Model<E> {
  * import { defineModel, featureColumns } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // A weighted sum of two features; one number per product, in order.
  * export const RankingModel = defineModel({
  *   name: 'RankingModel',
- *   version: '1',
  *   entity: Product,
  *   features: ['text_match:title', 'product_stats:popularity'],
  *   score(products) {
  *     const [title, popularity] = featureColumns(products, ['text_match:title', 'product_stats:popularity']);
- *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0));
+ *     return products.map((_, i) => 5 * (title[i] || 0) + 0.5 * (popularity[i] || 0)); // one per product
  *   },
  * });
  * ```

@@ -9,29 +9,18 @@ export function numericValue(value: FeatureValue | null | undefined): number {
 }
 
 /**
- * The features of a batch of entities as one row-major matrix, the input of tree, ONNX and
- * remote models: row `i` holds `features` (`group:feature` names, stored or real-time) of
- * `entities[i]`, read from the current request with getFeature, so declared defaults apply.
- * Null, strings and vectors are NaN (missing); booleans are 1 and 0. Writes into `out` when it
- * is large enough, so a caller can reuse one buffer.
+ * The features of a batch of entities as one row-major matrix, the input of tree, ONNX and remote
+ * models: row `i` holds `features` of `entities[i]`, read with getFeature, so declared defaults
+ * apply. Null, strings and vectors are NaN (missing); booleans 1 and 0. Writes into `out` when it is
+ * large enough, so a caller can reuse one buffer.
  *
  * @example
  * ```ts
- * import { defineModel, featureMatrix } from 'rankd';
+ * import { featureMatrix } from 'rankd';
  *
  * const FEATURES = ['product_stats:ctr_7d', 'text_match:title'];
- * const WEIGHTS = [4.2, 1.5];
- * // Row-major: row i holds entity i's features, in FEATURES order.
- * export const Linear = defineModel({
- *   name: 'Linear',
- *   features: FEATURES,
- *   score(products) {
- *     const matrix = featureMatrix(products, FEATURES);
- *     return products.map((_, row) =>
- *       WEIGHTS.reduce((sum, weight, col) => sum + weight * (matrix[row * FEATURES.length + col] || 0), 0),
- *     );
- *   },
- * });
+ * // In a model's `score`: row i holds entity i's features, in FEATURES order.
+ * const rows = (products: readonly object[]) => featureMatrix(products, FEATURES);
  * ```
  */
 export function featureMatrix(
@@ -55,25 +44,16 @@ export function featureMatrix(
 }
 
 /**
- * The features of a batch of entities as one column each: `columns[j][i]` is feature
- * `features[j]` of `entities[i]`, the number {@link featureMatrix} would hold for it (missing is
- * NaN, booleans 1 and 0). For models written by hand, which read a feature by name:
- * `const [title, price] = featureColumns(products, ['text_match:title', 'facts:price'])`.
- * The columns are views of one buffer, one after another.
+ * The features of a batch of entities as one column each: `columns[j][i]` is the number
+ * {@link featureMatrix} would hold for feature `j` of `entities[i]`. For models written by hand,
+ * which read a feature by name. The columns are views of one buffer.
  *
  * @example
  * ```ts
- * import { defineModel, featureColumns } from 'rankd';
+ * import { featureColumns } from 'rankd';
  *
- * // One Float64Array per feature, read for all entities at once: missing is NaN, booleans 1 and 0.
- * export const CtrModel = defineModel({
- *   name: 'CtrModel',
- *   features: ['product_stats:ctr_7d', 'realtime_product:in_stock'],
- *   score(products) {
- *     const [ctr, inStock] = featureColumns(products, ['product_stats:ctr_7d', 'realtime_product:in_stock']);
- *     return products.map((_, i) => (ctr[i] || 0) * (inStock[i] === 0 ? 0.5 : 1));
- *   },
- * });
+ * // In a model's `score`: one Float64Array per feature, missing NaN, booleans 1 and 0.
+ * const columns = (products: readonly object[]) => featureColumns(products, ['facts:ctr', 'facts:price']);
  * ```
  */
 export function featureColumns<const N extends readonly string[]>(

@@ -34,24 +34,18 @@ const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
  *
  * @example
  * ```ts
- * import { type FileModelOptions, linearModel } from 'rankd';
+ * import { linearModel } from 'rankd';
  *
- * const file: FileModelOptions = {
- *   name: 'ctr',
- *   file: new URL('../models/ctr.json', import.meta.url), // next to the app's code
- *   watch: true,
- *   debounceMs: 500,
- * };
- * export const Ctr = linearModel({ ...file, objective: 'sigmoid' });
+ * // A `file:` URL next to the app's code, or a path from the project root.
+ * export const Ctr = linearModel({ name: 'ctr', file: new URL('../models/ctr.json', import.meta.url) });
  * ```
  */
 export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events and in the admin reload route. */
   name: string;
   /**
-   * The model file: a `file:` URL, or a path relative to the app's project root when the rankd CLI
-   * loads the app (the nearest directory above the app module with a package.json), else to the
-   * working directory.
+   * The model file: a `file:` URL, or a path relative to the project root when the rankd CLI loads
+   * the app (the nearest directory above the app module with a package.json), else to the working directory.
    */
   file: string | URL;
   /** Reload when the file changes. @defaultValue `true` */
@@ -61,9 +55,9 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Only types `score`'s entities. */
   entity?: E;
   /**
-   * Scores while the file does not exist yet (e.g. a hand-weighted model until `rankd train
-   * --promote` writes a trained one): the model then starts without its file, watches for it and
-   * loads it when it appears. Without it, a missing file stops the start.
+   * Scores while the file does not exist yet (say a hand-weighted model until `rankd train --promote`
+   * writes one): the model starts without its file and loads it when it appears. Without it, a
+   * missing file stops the start.
    */
   whenMissing?: Model<E>;
 }
@@ -73,9 +67,8 @@ interface FileModelKind<T> {
   /** What the files are, e.g. `gbdt` (how `rankd train` finds the stage it can train). */
   readonly format?: string;
   /**
-   * Turns a file into an evaluator; throws an Error saying what is wrong with it, which the
-   * model makes a ModelInvalidError naming the file. `context` is what `initialize()` was given
-   * (the server's logger and settings).
+   * Turns a file into an evaluator, or throws an Error saying what is wrong (made a ModelInvalidError
+   * naming the file). `context`: what `initialize()` was given.
    */
   load(file: ModelFile, context: ComponentContext): MaybePromise<T>;
   score(evaluator: T, entities: readonly object[], request: RankdRequest): MaybePromise<Scores>;
@@ -99,11 +92,9 @@ interface FileModelKind<T> {
  *
  * @example
  * ```ts
- * import { linearModel, type ReloadResult } from 'rankd';
+ * import type { ReloadResult } from 'rankd';
  *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
- * const result: ReloadResult = await Ctr.reload();
- * if (result.status === 'failed') console.warn(`${result.file}: ${result.error}; ${result.version} still serves`);
+ * const report = (r: ReloadResult) => (r.status === 'failed' ? `${r.error}; ${r.version} serves` : r.status);
  * ```
  */
 export interface ReloadResult {
@@ -127,11 +118,9 @@ export interface ReloadResult {
  * export const Ranker: FileModel = gbdtModel({
  *   name: 'ranker',
  *   file: 'models/ranker.json',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   features: ['product_stats:ctr_7d'],
  * });
- * // After a deploy: load the file again now, and say how it went.
- * const result = await Ranker.reload();
- * console.log(result.status, Ranker.version);
+ * await Ranker.reload(); // after a deploy: load the file again now
  * ```
  */
 export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {

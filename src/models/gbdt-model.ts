@@ -13,15 +13,10 @@ import { type Objective, objectiveOf } from './objective.js';
  *
  * @example
  * ```ts
- * import { type GbdtModelOptions, gbdtModel } from 'rankd';
+ * import type { GbdtModelOptions } from 'rankd';
  *
- * const options: GbdtModelOptions = {
- *   name: 'ranker',
- *   file: 'models/ranker.txt', // LightGBM text; XGBoost JSON works too
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   objective: 'raw',
- * };
- * export const Ranker = gbdtModel(options);
+ * // LightGBM text; XGBoost JSON works too.
+ * const options: GbdtModelOptions = { name: 'ranker', file: 'models/ranker.txt', features: ['facts:ctr'] };
  * ```
  */
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
@@ -74,22 +69,19 @@ function checkFeatures(ensemble: TreeEnsemble, features: readonly string[]): voi
 }
 
 /**
- * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text
- * model (`model.txt`), evaluated in TypeScript: one batch of candidates per call, missing values
- * (null, non-numbers) as NaN, following the library's own missing-value rules. Reloaded when the
- * file changes (see docs/reference/models.md). Explanations are path-dependent TreeSHAP, as XGBoost's
- * `pred_contribs`: the bias is the expected margin, bias + Σ contributions the row's margin.
+ * Gradient-boosted trees from an XGBoost JSON model (`save_model("m.json")`) or a LightGBM text model
+ * (`model.txt`), evaluated in TypeScript one batch per call, missing values (null, non-numbers) as
+ * NaN under the library's own missing-value rules. Reloaded when the file changes. Explanations are
+ * path-dependent TreeSHAP, as XGBoost's `pred_contribs`: the bias is the expected margin.
  *
  * @example
  * ```ts
  * import { gbdtModel } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // Column i of the model is features[i], in training order; reloaded when the file changes.
+ * // Column i of the model is features[i], in training order.
  * export const Ranker = gbdtModel({
  *   name: 'ranker',
  *   file: 'models/ranker.json', // XGBoost JSON or LightGBM text, recognised by content
- *   entity: Product,
  *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
  * });
  * ```

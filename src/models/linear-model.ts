@@ -14,23 +14,15 @@ import { type Objective, objectiveOf } from './objective.js';
  *
  * @example
  * ```ts
- * import { type LinearModelOptions, linearModel } from 'rankd';
+ * import type { LinearModelOptions } from 'rankd';
  *
- * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
- * const options: LinearModelOptions = {
- *   name: 'ctr',
- *   file: 'models/ctr.json',
- *   features: ['product_stats:ctr_7d', 'text_match:title', 'product_stats:popularity'],
- *   objective: 'sigmoid',
- * };
- * export const Ctr = linearModel(options);
+ * const options: LinearModelOptions = { name: 'ctr', file: 'models/ctr.json', objective: 'sigmoid' };
  * ```
  */
 export interface LinearModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
-   * The features the weights may name (`group:feature`). @defaultValue the weights' names, read
-   * from the file when the model is declared (feature names must be known before the server starts,
-   * so a reloaded file may then only re-weight those features, not add others).
+   * The features the weights may name. @defaultValue the weights' names, read from the file when the
+   * model is declared (names must be known before the server starts, so a reload may re-weight them only).
    */
   features?: readonly string[];
   /** `raw`: the weighted sum; `sigmoid`: 1 / (1 + e^-sum), logistic regression. @defaultValue `'raw'` */
@@ -99,23 +91,16 @@ function featuresFromFile(name: string, path: string): string[] {
 }
 
 /**
- * A linear (or, with `objective: 'sigmoid'`, logistic) model from a JSON file
- * `{"weights": {"group:feature": w, ...}, "bias": b}`: score = bias + Σ w × feature. A missing
- * feature value (null, not a number) counts as 0, as it would in a sparse training row; booleans
- * are 1 and 0. Reloaded when the file changes (see docs/reference/models.md). Explanations are exact:
- * each feature contributes weight × value (0 when missing), the bias is the intercept.
+ * A linear (or, with `objective: 'sigmoid'`, logistic) model from a JSON file: score = bias + Σ w ×
+ * feature. A missing value counts as 0, as in a sparse training row; booleans are 1 and 0. Reloaded
+ * when the file changes. Explanations are exact: weight × value per feature, the bias the intercept.
  *
  * @example
  * ```ts
  * import { linearModel } from 'rankd';
  *
  * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
- * export const Ctr = linearModel({
- *   name: 'ctr',
- *   file: 'models/ctr.json',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   objective: 'sigmoid', // logistic regression; 'raw' gives the weighted sum
- * });
+ * export const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', objective: 'sigmoid' });
  * ```
  */
 export function linearModel<E extends EntityType = EntityType>(options: LinearModelOptions<E>): FileModel<E> {

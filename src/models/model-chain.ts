@@ -25,11 +25,10 @@ const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The mo
  *
  * @example
  * ```ts
- * import { type ChainOptions, chainModels, linearModel } from 'rankd';
+ * import { type ChainOptions, linearModel } from 'rankd';
  *
  * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
  * const options: ChainOptions = { name: 'ranking', models: [Ctr] };
- * export const Model = chainModels(options);
  * ```
  */
 export interface ChainOptions<E extends EntityType = EntityType> {
@@ -46,11 +45,10 @@ export interface ChainOptions<E extends EntityType = EntityType> {
  *
  * @example
  * ```ts
- * import { chainModels, linearModel, type ModelChain } from 'rankd';
+ * import { chainModels, type ModelChain } from 'rankd';
+ * import { RankingModel } from './pipelines/product-ranking/models.js';
  *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
- * export const Model: ModelChain = chainModels({ name: 'ranking', models: [Ctr] });
- * console.log(Model.features, Model.provides); // ctr's inputs; the group `ctr` with its `score`
+ * export const Model: ModelChain = chainModels({ name: 'ranking', models: [RankingModel] });
  * ```
  */
 export interface ModelChain<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
@@ -147,22 +145,17 @@ function versionOf(
 
 /**
  * Chains models: each runs on the same entities in turn, and its score becomes the real-time
- * feature `<model name>:score` of each entity, which the models after it (and business-logic
- * steps) may list in their `features` and read with getFeature. The chain's score is the last
- * model's. Every member's file version is taken when the chain starts scoring, so a hot reload
- * during a request does not mix versions.
+ * feature `<model name>:score`, which the models after it (and business-logic steps) may read. The
+ * chain's score is the last model's. Every member's file version is taken when the chain starts
+ * scoring, so a hot reload during a request does not mix versions.
  *
  * @example
  * ```ts
  * import { chainModels, gbdtModel, linearModel } from 'rankd';
  *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'], objective: 'sigmoid' });
+ * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
  * // The ranker reads the first model's score as the feature `ctr:score`.
- * const Ranker = gbdtModel({
- *   name: 'ranker',
- *   file: 'models/ranker.json',
- *   features: ['ctr:score', 'text_match:title', 'product_stats:popularity'],
- * });
+ * const Ranker = gbdtModel({ name: 'ranker', file: 'models/ranker.json', features: ['ctr:score'] });
  * export const Model = chainModels({ name: 'ranking', models: [Ctr, Ranker] });
  * ```
  */
@@ -188,8 +181,7 @@ export function chainModels<E extends EntityType = EntityType>(options: ChainOpt
     }
     return scores;
   };
-  // `run`, explaining each model in turn; each one's scores are recorded as `run` records them,
-  // so the models after it read the same inputs as when scoring.
+  // Each one's scores recorded as `run` records them: the models after it read the inputs of scoring.
   const explainRun = async (
     snapshots: readonly ModelSnapshot[],
     entities: readonly object[],

@@ -4,10 +4,9 @@ import { AppDefinitionError } from '../errors/index.js';
  *
  * @example
  * ```ts
- * import { linearModel, type Objective } from 'rankd';
+ * import type { Objective } from 'rankd';
  *
  * const objective: Objective = 'sigmoid'; // 1 / (1 + e^-sum); 'raw' is the sum itself
- * export const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'], objective });
  * ```
  */
 export type Objective = 'raw' | 'sigmoid';

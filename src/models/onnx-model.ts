@@ -10,16 +10,14 @@ import { loadOnnxRuntime, type OnnxRuntime, type OnnxSession } from './onnx-runt
  *
  * @example
  * ```ts
- * import { type OnnxModelOptions, onnxModel } from 'rankd';
+ * import type { OnnxModelOptions } from 'rankd';
  *
  * const options: OnnxModelOptions = {
  *   name: 'ranker',
  *   file: 'models/ranker.onnx',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
+ *   features: ['product_stats:ctr_7d'],
  *   inputName: 'features',
- *   outputName: 'score',
  * };
- * export const Ranker = onnxModel(options);
  * ```
  */
 export interface OnnxModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
@@ -71,23 +69,16 @@ async function run(
 }
 
 /**
- * A model in ONNX format, run by onnxruntime-node, which the app installs (it is an optional peer
- * dependency; `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` installs it with no
- * network). A batch is one `[rows, features]` float32 tensor, missing values NaN. The file is
- * tried on one row when it loads, so a model with the wrong input width or output shape stops
- * the start, not a request. Reloaded when the file changes (see docs/reference/models.md). Explanations give
- * the inputs and scores; contributions are marked not available.
+ * A model in ONNX format, run by onnxruntime-node, an optional peer dependency the app installs. A
+ * batch is one `[rows, features]` float32 tensor, missing values NaN. The file is tried on one row
+ * when it loads, so a wrong input width or output shape stops the start, not a request. Reloaded
+ * when the file changes. Explanations give the inputs and scores, no contributions.
  *
  * @example
  * ```ts
  * import { onnxModel } from 'rankd';
  *
- * // Needs onnxruntime-node installed in the project (npm install onnxruntime-node).
- * export const Ranker = onnxModel({
- *   name: 'ranker',
- *   file: 'models/ranker.onnx',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- * });
+ * export const Ranker = onnxModel({ name: 'ranker', file: 'models/ranker.onnx', features: ['facts:ctr'] });
  * ```
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {

@@ -19,19 +19,16 @@ import { snapshotOf } from './snapshot.js';
  *
  * @example
  * ```ts
- * import { type RemoteModelOptions, remoteModel } from 'rankd';
+ * import type { RemoteModelOptions } from 'rankd';
  * import { RankingModel } from './pipelines/product-ranking/models.js';
  *
  * const options: RemoteModelOptions = {
  *   name: 'scorer',
  *   url: 'http://scorer:8080/score',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   timeoutMs: 300,
- *   retries: 1,
+ *   features: ['product_stats:ctr_7d'],
  *   headers: { authorization: `Bearer ${process.env.SCORER_TOKEN}` },
  *   fallback: RankingModel, // a model, or a constant score
  * };
- * export const Scorer = remoteModel(options);
  * ```
  */
 export interface RemoteModelOptions<E extends EntityType = EntityType> {
@@ -51,8 +48,8 @@ export interface RemoteModelOptions<E extends EntityType = EntityType> {
   /** Sent with every request, e.g. `{ authorization: 'Bearer ...' }`. */
   headers?: Readonly<Record<string, string>>;
   /**
-   * Scores a batch whose every attempt failed: a local model (scoring those entities in this
-   * request, its features fetched like any other) or a constant score.
+   * Scores a batch whose every attempt failed: a local model (its features fetched like any other's)
+   * or a constant score.
    */
   fallback: Model<E> | number;
   /** One warning per this many failed batches (the first is always logged). @defaultValue 100 */
@@ -68,11 +65,10 @@ export interface RemoteModelOptions<E extends EntityType = EntityType> {
  *
  * @example
  * ```ts
- * import { type RemoteModelStats, remoteModel } from 'rankd';
+ * import type { RemoteModelStats } from 'rankd';
  *
- * const Scorer = remoteModel({ name: 'scorer', url: 'http://scorer:8080/score', features: [], fallback: 0 });
- * const stats: Readonly<RemoteModelStats> = Scorer.stats;
- * console.log(`${stats.failures} failed attempts of ${stats.requests}; ${stats.fallbackEntities} scored by the fallback`);
+ * const line = (s: Readonly<RemoteModelStats>) =>
+ *   `${s.failures} of ${s.requests} failed; ${s.fallbackEntities} scored by the fallback`;
  * ```
  */
 export interface RemoteModelStats {
@@ -98,11 +94,10 @@ export interface RemoteModelStats {
  * export const Scorer: RemoteModel = remoteModel({
  *   name: 'scorer',
  *   url: 'http://scorer:8080/score',
- *   features: ['product_stats:ctr_7d'],
+ *   features: [],
  *   fallback: 0,
  * });
- * // Live counters, for a health page.
- * console.log(Scorer.stats.requests, Scorer.stats.fallbacks, Scorer.stats.lastError);
+ * console.log(Scorer.stats.requests, Scorer.stats.lastError); // live counters, for a health page
  * ```
  */
 export interface RemoteModel<E extends EntityType = EntityType> extends Model<E> {
@@ -127,9 +122,7 @@ function positiveInteger(value: number, option: string, owner: string): number {
   return value;
 }
 
-/**
- * Runs `work(0..count)` with at most `limit` running at once; the results keep their order.
- */
+/** Runs `work(0..count)` with at most `limit` running at once; the results keep their order. */
 async function mapLimited<T>(count: number, limit: number, work: (i: number) => Promise<T>): Promise<T[]> {
   const results = new Array<T>(count);
   let next = 0;
@@ -144,10 +137,10 @@ async function mapLimited<T>(count: number, limit: number, work: (i: number) => 
 }
 
 /**
- * A model served by an HTTP endpoint: entities go in batches of `batchSize`, at most
- * `concurrency` at once, each with a timeout and `retries` more attempts; a batch that still
- * fails is scored by `fallback`. A remote failure never fails the ranking request: it is
- * counted in `stats` and logged (the first, then one in `warnEvery`).
+ * A model served by an HTTP endpoint: entities go in batches of `batchSize`, at most `concurrency`
+ * at once, each with a timeout and `retries` more attempts; a batch that still fails is scored by
+ * `fallback`. A remote failure never fails the ranking request: it is counted in `stats` and logged
+ * (the first, then one in `warnEvery`).
  *
  * @example
  * ```ts
@@ -158,7 +151,6 @@ async function mapLimited<T>(count: number, limit: number, work: (i: number) => 
  *   name: 'scorer',
  *   url: 'http://scorer:8080/score',
  *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   batchSize: 30,
  *   fallback: 0, // the score of a batch the endpoint failed
  * });
  * ```

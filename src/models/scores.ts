@@ -3,10 +3,9 @@
  *
  * @example
  * ```ts
- * import { defineModel, type Scores } from 'rankd';
+ * import type { Scores } from 'rankd';
  *
- * const constant = (count: number): Scores => new Float64Array(count).fill(1);
- * export const Flat = defineModel({ name: 'Flat', score: (entities) => constant(entities.length) });
+ * const flat = (count: number): Scores => new Float64Array(count).fill(1);
  * ```
  */
 export type Scores = ArrayLike<number | null | undefined>;

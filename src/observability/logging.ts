@@ -8,14 +8,11 @@ import type { Config } from '../config/index.js';
  *
  * @example
  * ```ts
- * import { buildServer, type LogStream, loadConfig } from 'rankd/server';
- * import app from './pipelines/main.js';
+ * import type { LogStream } from 'rankd/server';
  *
- * // Log lines (JSON) kept in memory, e.g. for a test that reads them.
+ * // Log lines (JSON) kept in memory, e.g. for a test that reads them (buildServer's `logStream`).
  * const lines: string[] = [];
  * const logStream: LogStream = { write: (line) => void lines.push(line) };
- * const server = await buildServer({ app, config: loadConfig({ LOG_LEVEL: 'info' }), logStream });
- * await server.close();
  * ```
  */
 export interface LogStream {

@@ -31,7 +31,6 @@ const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000
  * import type { EventCounts } from 'rankd/server';
  *
  * const counts: EventCounts = { written: 120, dropped: 2, droppedBy: { buffer_full: 2 } };
- * console.log(counts.dropped / (counts.written + counts.dropped));
  * ```
  */
 export interface EventCounts {
@@ -39,10 +38,7 @@ export interface EventCounts {
   readonly written: number;
   /** Events dropped: buffer full, or a batch the sink refused. */
   readonly dropped: number;
-  /**
-   * The same, by reason (`buffer_full`, `redis_oom`, ...), adding up to `dropped`; without it
-   * every drop is labelled `other`.
-   */
+  /** By reason (`buffer_full`, `redis_oom`, ...), adding up to `dropped`; else every drop is `other`. */
   readonly droppedBy?: Readonly<Record<string, number>>;
   /** Batches whose write failed. */
   readonly failedBatches?: number;
@@ -58,7 +54,6 @@ export interface EventCounts {
  * import type { AdmissionCounts } from 'rankd/server';
  *
  * const now: AdmissionCounts = { cheapCost: 250, expensiveCost: 11_530, waiting: 3, loopDelayMs: 12 };
- * console.log(now.expensiveCost > now.cheapCost);
  * ```
  */
 export interface AdmissionCounts {
@@ -140,9 +135,9 @@ export async function renderSummed(
 }
 
 /**
- * The Prometheus metrics of one server, in a registry of its own (so servers in one process, as
- * in tests, never share or clash), all named `rankd_*`, with Node's process metrics. The hot paths
- * (requests, stages, Redis commands) observe cached series: no labels are looked up or built.
+ * The Prometheus metrics of one server, in a registry of its own (servers in one process, as in
+ * tests, never clash), all named `rankd_*`, with Node's process metrics. The hot paths observe
+ * cached series: no labels are looked up or built.
  *
  * @example
  * ```ts

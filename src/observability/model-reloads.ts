@@ -12,26 +12,16 @@ globals[LISTENERS_KEY] ??= new Set<ModelReloadListener>();
 const listeners = globals[LISTENERS_KEY] as Set<ModelReloadListener>;
 
 /**
- * Reports that `model` was reloaded (or tried to be): models with hot reload call this once per
- * attempt, whatever started it (a file watch, the admin route). Every server in the process
- * counts it in `rankd_model_reloads_total{model,result}`. A listener that throws is ignored: a
- * reload never fails because of metrics.
+ * Reports that `model` was reloaded (or tried to be), once per attempt, whatever started it: every
+ * server in the process counts it in `rankd_model_reloads_total{model,result}`. A listener that
+ * throws is ignored: a reload never fails because of metrics.
  *
  * @example
  * ```ts
- * import { defineModel } from 'rankd';
  * import { reportModelReload } from 'rankd/server';
  *
- * let weights = [1];
- * // A model of your own that reloads its parameters counts them in rankd_model_reloads_total.
- * export const Custom = defineModel({
- *   name: 'custom',
- *   initialize() {
- *     weights = [2];
- *     reportModelReload('custom', 'reloaded');
- *   },
- *   score: (entities) => entities.map(() => weights[0] ?? 0),
- * });
+ * // In a model of your own that reloads its parameters.
+ * reportModelReload('custom', 'reloaded');
  * ```
  */
 export function reportModelReload(model: string, result: string): void {

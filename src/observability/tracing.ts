@@ -11,15 +11,14 @@ type Tracer = import('@opentelemetry/api').Tracer;
 type Context = import('@opentelemetry/api').Context;
 
 /**
- * What rankd needs of an OpenTelemetry `SpanExporter` (e.g. `InMemorySpanExporter`): declared
- * here so that rankd's types do not depend on the SDK, which is an optional install.
+ * What rankd needs of an OpenTelemetry `SpanExporter` (e.g. `InMemorySpanExporter`), declared here
+ * so rankd's types do not depend on the SDK, an optional install.
  *
  * @example
  * ```ts
- * import { buildServer, loadConfig, type SpanExporterLike } from 'rankd/server';
- * import app from './pipelines/main.js';
+ * import type { SpanExporterLike } from 'rankd/server';
  *
- * // Spans kept in memory (with tracing on), as a test would keep them.
+ * // Spans kept in memory, as a test would keep them (buildServer's `spanExporter`).
  * const spans: unknown[] = [];
  * const spanExporter: SpanExporterLike = {
  *   export: (batch, done) => {

@@ -19,9 +19,7 @@ const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  * import { Feature, type FeatureValues } from 'rankd';
  *
  * const features = { in_stock: Feature.boolean(), rank: Feature.integer() };
- * // What a real-time group's `compute` returns: a value (or null, for the default) per feature.
  * const values: FeatureValues<typeof features> = { in_stock: true, rank: null };
- * console.log(values);
  * ```
  */
 export type FeatureValues<F extends Record<string, FeatureSpec>> = { [K in keyof F]?: FeatureValue | null };
@@ -66,19 +64,10 @@ interface PairFeaturesOptions<
  *
  * @example
  * ```ts
- * import { defineRankingPipeline, type RealtimeFeatures } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
+ * import type { RealtimeFeatures } from 'rankd';
  * import { ProductFacts, UserAffinity } from './pipelines/product-ranking/realtime-features.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- * import { TextMatch } from './pipelines/product-ranking/text-match.js';
  *
- * const computed: RealtimeFeatures[] = [TextMatch, ProductFacts, UserAffinity];
- * export const Ranking = defineRankingPipeline({
- *   name: 'Ranking',
- *   candidate: Product,
- *   realtimeFeatures: computed,
- *   model: RankingModel,
- * });
+ * const computed: RealtimeFeatures[] = [ProductFacts, UserAffinity]; // a pipeline's `realtimeFeatures`
  * ```
  */
 export interface RealtimeFeatures {
@@ -99,27 +88,16 @@ export interface RealtimeFeatures {
  *
  * @example
  * ```ts
- * import { defineRealtimeFeatures, Feature, getFeature, QueryEntity } from 'rankd';
+ * import { defineRealtimeFeatures, Feature, getFeature } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // Per product, from its own fields and stored features.
+ * // Per product (`with: QueryEntity` would make it per pair product × query).
  * export const ProductFacts = defineRealtimeFeatures({
  *   name: 'realtime_product',
  *   entity: Product,
- *   features: { in_stock: Feature.boolean({ default: true }), popular: Feature.boolean({ default: false }) },
+ *   features: { popular: Feature.boolean({ default: false }) },
  *   requires: ['product_stats:popularity'],
- *   compute: (product) => ({
- *     in_stock: product.number_in_stock == null ? null : product.number_in_stock > 0,
- *     popular: Number(getFeature(product, 'product_stats:popularity')) > 0.8,
- *   }),
- * });
- * // Per pair product × query.
- * export const TitleMatch = defineRealtimeFeatures({
- *   name: 'title_match',
- *   entity: Product,
- *   with: QueryEntity,
- *   features: { exact: Feature.boolean({ default: false }) },
- *   compute: (product, query) => ({ exact: product.title === query.query }),
+ *   compute: (product) => ({ popular: Number(getFeature(product, 'product_stats:popularity')) > 0.8 }),
  * });
  * ```
  */

@@ -11,8 +11,7 @@ import { startThrowawayRedis } from './throwaway-redis.js';
  *
  * @example
  * ```ts
- * import { testApp, type TestAppOptions } from 'rankd/testing';
- * import app from './pipelines/main.js';
+ * import type { TestAppOptions } from 'rankd/testing';
  *
  * const options: TestAppOptions = {
  *   sampleData: new URL('.', import.meta.url), // data/ and feature-store/data/ of this project
@@ -20,21 +19,17 @@ import { startThrowawayRedis } from './throwaway-redis.js';
  *   features: { product_stats: [{ entity_id: 'x1', popularity: 0.9 }] },
  *   settings: { EVENTS_SINK: 'off' },
  * };
- * const shop = await testApp(app, options);
- * await shop.close();
  * ```
  */
 export interface TestAppOptions extends RowsToLoad {
   /**
-   * A project directory whose sample data is loaded first, as `rankd load-sample` loads it:
-   * `data/<entity type>.jsonl` and `feature-store/data/<view>.jsonl`. A `file:` URL works too:
-   * `new URL('..', import.meta.url)` from a file in `test/`.
+   * A project directory (or `file:` URL) whose sample data is loaded first, as `rankd load-sample`
+   * loads it: `data/<entity type>.jsonl` and `feature-store/data/<view>.jsonl`.
    */
   readonly sampleData?: string | URL;
   /**
-   * Settings, as `.env` holds them (`EVENTS_SINK: 'off'`, `LOG_LEVEL: 'info'`, ...). Neither the
-   * project's `.env` nor the environment is read, so a test runs the same everywhere. `REDIS_URL`
-   * is always the throwaway server's, and `REDIS_CLUSTER_NODES` is ignored.
+   * Settings, as `.env` holds them. Neither `.env` nor the environment is read, so a test runs the
+   * same everywhere; `REDIS_URL` is the throwaway server's, `REDIS_CLUSTER_NODES` ignored.
    * @defaultValue `{ LOG_LEVEL: 'silent' }`
    */
   readonly settings?: Readonly<Record<string, string>>;
@@ -45,8 +40,7 @@ export interface TestAppOptions extends RowsToLoad {
  *
  * @example
  * ```ts
- * import assert from 'node:assert/strict';
- * import { after, before, test } from 'node:test';
+ * import { after, before } from 'node:test';
  * import { type TestApp, testApp } from 'rankd/testing';
  * import app from './pipelines/main.js';
  *
@@ -55,11 +49,6 @@ export interface TestAppOptions extends RowsToLoad {
  *   shop = await testApp(app, { sampleData: new URL('.', import.meta.url) });
  * });
  * after(() => shop.close());
- *
- * test('the server is ready', async () => {
- *   const response = await shop.server.inject({ method: 'GET', url: '/readyz' });
- *   assert.equal(response.statusCode, 200);
- * });
  * ```
  */
 export interface TestApp {
@@ -77,12 +66,10 @@ export interface TestApp {
 const CONNECT_TIMEOUT_MS = 20_000;
 
 /**
- * Serves `app` in process for a test: starts a throwaway `redis-server` on a free port (never
- * 6379; `npx rankd redis install` installs redis-server if missing), builds the app's server on
- * it, loads the sample data and the given entities and feature rows (checked as uploads are: a
- * bad row fails here, naming it), and resolves once all is in. Requests go through
- * `server.inject`: the whole HTTP path (validation, hydration, features, model, business logic)
- * without a socket.
+ * Serves `app` in process for a test: starts a throwaway `redis-server` on a free port (never 6379),
+ * builds the app's server on it, loads the sample data and the given entities and feature rows
+ * (checked as uploads are: a bad row fails here, naming it). Requests go through `server.inject`:
+ * the whole HTTP path without a socket.
  *
  * @example
  * ```ts
@@ -92,16 +79,9 @@ const CONNECT_TIMEOUT_MS = 20_000;
  * import app from './pipelines/main.js';
  *
  * test('a candle first', async () => {
- *   const shop = await testApp(app, {
- *     sampleData: new URL('.', import.meta.url),
- *     entities: { product: [{ product_id: 'x1', title: 'Beeswax Candle' }] },
- *   });
+ *   const shop = await testApp(app, { entities: { product: [{ product_id: 'x1', title: 'Candle' }] } });
  *   try {
- *     const response = await shop.post('/api/v1/ranking', {
- *       request_id: 't1',
- *       query: { query: 'candle' },
- *       candidates: [{ product_id: 'p18' }, { product_id: 'x1' }],
- *     });
+ *     const response = await shop.post('/api/v1/ranking', { candidates: [{ product_id: 'x1' }] });
  *     assert.equal(response.json().ranked_candidates[0].candidate_id, 'x1');
  *   } finally {
  *     await shop.close();

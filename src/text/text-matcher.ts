@@ -10,44 +10,37 @@ import { countTerm, fold, tokenize } from './words.js';
  *
  * @example
  * ```ts
- * import { type TextField, textMatcher } from 'rankd';
+ * import type { TextField } from 'rankd';
  *
  * const category: TextField = { from: ['category', 'categories'], k1: 0 };
- * export const Categories = textMatcher({ fields: { category } });
  * ```
  */
 export interface TextField {
   /**
-   * The entity fields whose text it scores: each a string, an array of strings, or absent (null,
-   * or anything else, counts as no text). Several fields count as one text ("category" and
-   * "categories"). @defaultValue the scored field's own name
+   * The entity fields whose text it scores (a string, an array of strings; anything else is no text).
+   * Several fields count as one text. @defaultValue the scored field's own name
    */
   readonly from?: string | readonly string[];
   /**
-   * BM25's term-frequency saturation: how much a second, third, ... occurrence of a query word
-   * adds. 0 counts only whether a word occurs at all, which suits short fields (titles, brands).
-   * @defaultValue 1.2
+   * BM25's term-frequency saturation: what a further occurrence of a query word adds. 0 counts only
+   * whether a word occurs, which suits short fields (titles, brands). @defaultValue 1.2
    */
   readonly k1?: number;
   /**
-   * BM25's length normalization, from 0 (length does not matter) to 1 (a text twice as long as
-   * the average needs twice the occurrences for the same score). Length is counted in characters
-   * of the folded text: as good as words for comparing texts of one field, and it costs no scan.
-   * @defaultValue 0.75
+   * BM25's length normalization, from 0 (length does not matter) to 1. Length is counted in characters
+   * of the folded text: as good as words within one field, and it costs no scan. @defaultValue 0.75
    */
   readonly b?: number;
 }
 
 /**
- * What {@link textMatcher} scores: field names (each read from the entity field of that name), or names with options.
+ * What {@link textMatcher} scores: field names, or names with options.
  *
  * @example
  * ```ts
- * import { type TextFields, textMatcher } from 'rankd';
+ * import type { TextFields } from 'rankd';
  *
- * // A list of field names, or each field with its own settings.
  * const fields: TextFields<'title' | 'description'> = { title: { k1: 0 }, description: {} };
- * export const Text = textMatcher({ fields });
  * ```
  */
 export type TextFields<F extends string> = readonly F[] | { readonly [K in F]: TextField };
@@ -57,32 +50,27 @@ export type TextFields<F extends string> = readonly F[] | { readonly [K in F]: T
  *
  * @example
  * ```ts
- * import { textMatcher, type TextMatcherOptions } from 'rankd';
+ * import { textMatcher } from 'rankd';
  *
- * const options: TextMatcherOptions<'title'> = { fields: ['title'], maxQueryTerms: 8 };
- * export const Titles = textMatcher(options);
+ * export const Titles = textMatcher({ fields: ['title'], maxQueryTerms: 8 });
  * ```
  */
 export interface TextMatcherOptions<F extends string> {
   /** The scored fields: each gets its own score. */
   readonly fields: TextFields<F>;
-  /**
-   * The most distinct query words used; later ones are ignored. It bounds the work per candidate
-   * whatever the query's length. @defaultValue 32
-   */
+  /** The most distinct query words used, bounding the work per candidate. @defaultValue 32 */
   readonly maxQueryTerms?: number;
 }
 
 /**
- * A score per field, each in [0, 1]: 0 when no query word occurs in it, 1 at most.
+ * A score per field, each in [0, 1]: 0 when no query word occurs in it.
  *
  * @example
  * ```ts
  * import { textMatcher, type TextScores } from 'rankd';
  *
- * const matcher = textMatcher({ fields: ['title', 'description'] });
- * const scores: TextScores<'title' | 'description'> = matcher.match('candle', { title: 'Candle', description: null });
- * console.log(scores.title, scores.description); // each in [0, 1]
+ * const titles = textMatcher({ fields: ['title'] });
+ * const scores: TextScores<'title'> = titles.match('candle', { title: 'Beeswax Candle' });
  * ```
  */
 export type TextScores<F extends string> = Record<F, number>;
@@ -92,12 +80,11 @@ export type TextScores<F extends string> = Record<F, number>;
  *
  * @example
  * ```ts
- * import { type QueryMatch, textMatcher } from 'rankd';
+ * import { textMatcher } from 'rankd';
  *
- * const matcher = textMatcher({ fields: ['title'] });
  * const products = [{ title: 'Beeswax Candle' }, { title: 'Linen Throw' }];
- * const match: QueryMatch<'title'> = matcher.prepare('candles', products);
- * console.log(match.terms, products.map((product) => match.scores(product).title));
+ * const match = textMatcher({ fields: ['title'] }).prepare('candles', products);
+ * const titles = products.map((product) => match.scores(product).title);
  * ```
  */
 export interface QueryMatch<F extends string> {
@@ -114,21 +101,18 @@ export interface QueryMatch<F extends string> {
  *
  * @example
  * ```ts
- * import { type TextMatcher, textMatcher } from 'rankd';
+ * import { textMatcher } from 'rankd';
  *
- * const matcher: TextMatcher<'title' | 'brand'> = textMatcher({ fields: ['title', 'brand'] });
- * const product = { title: 'Crème Candles', brand: 'Ember & Wick' };
- * console.log(matcher.match('creme candle', product)); // { title: ..., brand: 0 }
+ * textMatcher({ fields: ['title', 'brand'] }).match('creme candle', { title: 'Crème Candles', brand: 'X' });
  * ```
  */
 export interface TextMatcher<F extends string> {
   /** The scored fields' names, in order. */
   readonly fields: readonly F[];
   /**
-   * The scores of `entity` for `query`, with term weights and average lengths taken from `among`
-   * (in a real-time feature: the request's candidates, `request.candidates`; anything but an
-   * array counts as `[entity]`). The work for all of `among` is done on the first call and kept
-   * as long as the `among` array lives, so calling this for every candidate costs one pass.
+   * The scores of `entity` for `query`, weights and average lengths taken from `among` (a real-time
+   * feature's `request.candidates`; anything but an array counts as `[entity]`). The work for all of
+   * `among` is done on the first call and kept while the array lives: one pass for every candidate.
    */
   match(query: string, entity: object, among?: unknown): TextScores<F>;
   /** The same work, done explicitly and kept by the caller: `prepare(query, among).scores(entity)`. */
@@ -325,36 +309,26 @@ class PreparedQuery<F extends string> implements QueryMatch<F> {
 }
 
 /**
- * A text matcher: scores how well an entity's text fields match a search query, each field on
- * its own, each score in [0, 1]. Words are compared folded (case and accents ignored: "Crème"
- * matches "creme") and stemmed (English plurals: "candles" matches "candle"; see `tokenize`).
- * Each field's score is BM25: a query word counts more the fewer of the entities hold it (its
- * IDF, from the entities given), more the more often the field holds it (up to a limit, `k1`),
- * and less in a longer text (`b`); divided by the best possible score, so a field holding every
- * query word many times scores near 1.
+ * A text matcher: how well an entity's text fields match a search query, each field on its own,
+ * each score in [0, 1]. Words are compared folded ("Crème" matches "creme") and stemmed ("candles"
+ * matches "candle"). Each score is BM25 (a word counts more the fewer entities hold it, more the more
+ * often the field holds it up to `k1`, less in a longer text by `b`) divided by the best possible.
  *
- * Made once, at module level; `match` then serves every request. Fast enough for a thousand
- * candidates per request: the query is split into words once per request, and each candidate's
- * text is searched for them without being split.
+ * Made once, at module level. Fast enough for a thousand candidates per request: the query is split
+ * once per request, and each candidate's text is searched without being split.
  *
  * @example
  * ```ts
  * import { defineRealtimeFeatures, Feature, QueryEntity, textMatcher } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * const productText = textMatcher({
- *   fields: { title: { k1: 0 }, description: {}, category: { from: ['category', 'categories'], k1: 0 } },
- * });
+ * const productText = textMatcher({ fields: { title: { k1: 0 }, description: {} } });
  * export const TextMatch = defineRealtimeFeatures({
  *   name: 'text_match',
  *   entity: Product,
  *   with: QueryEntity,
- *   features: {
- *     title: Feature.float({ default: 0 }),
- *     description: Feature.float({ default: 0 }),
- *     category: Feature.float({ default: 0 }),
- *   },
- *   // Word weights come from all the request's candidates, worked out once per request.
+ *   features: { title: Feature.float({ default: 0 }), description: Feature.float({ default: 0 }) },
+ *   // Word weights from all the request's candidates, worked out once per request.
  *   compute: (product, query, request) => productText.match(String(query.query ?? ''), product, request.candidates),
  * });
  * ```

@@ -2,14 +2,15 @@ import { TrainingInputError } from '../errors/index.js';
 import type { RankingDataset } from './dataset.js';
 import { checkDataset } from './dataset.js';
 
-/** One row as an export or a test writes it.  *
+/**
+ * One row as an export or a test writes it.
+ *
  * @example
  * ```ts
  * import type { RankingRow } from 'rankd/training';
  *
- * // A purchased product (label 3) shown for request r-17; values by feature name.
+ * // A purchased product (label 3) shown for request r-17.
  * const row: RankingRow = { group: 'r-17', label: 3, values: { price: 12.5, rating: 4.6 } };
- * console.log(row.label);
  * ```
  */
 export interface RankingRow {
@@ -33,24 +34,18 @@ function numberOrNaN(value: unknown): number {
 }
 
 /**
- * Builds a {@link RankingDataset} from plain rows. Groups keep the order of their first row
- * (give rows in time order for a time split); the rows of a group need not be consecutive and
- * keep their order within it. Throws a {@link TrainingInputError} on a row that does not fit.
+ * Builds a {@link RankingDataset} from plain rows. Groups keep the order of their first row (give
+ * rows in time order for a time split); a group's rows need not be consecutive. Throws a
+ * {@link TrainingInputError} on a row that does not fit.
  *
  * @example
  * ```ts
  * import { datasetFromRows } from 'rankd/training';
  *
- * // Rows as an export gives them: the request as the group, a graded label, values by name.
- * const dataset = datasetFromRows(
- *   ['price', 'rating'],
- *   [
- *     { group: 'r1', label: 1, values: { price: 9, rating: 4.5 } },
- *     { group: 'r1', label: 0, values: { price: 12, rating: null } },
- *     { group: 'r2', label: 3, values: [5, 4.9] },
- *   ],
- * );
- * console.log(dataset.groups); // Uint32Array(2) [ 2, 1 ]
+ * const dataset = datasetFromRows(['price', 'rating'], [
+ *   { group: 'r1', label: 1, values: { price: 9, rating: 4.5 } },
+ *   { group: 'r2', label: 3, values: [5, 4.9] },
+ * ]);
  * ```
  */
 export function datasetFromRows(features: readonly string[], rows: Iterable<RankingRow>): RankingDataset {

@@ -1,9 +1,9 @@
 import { TrainingInputError } from '../errors/index.js';
 
 /**
- * A learning-to-rank data set: rows of feature values, a graded label per row, and the rows cut
- * into query groups (one group per request). Rows of a group are consecutive; groups are in time
- * order, so the last groups are the newest (what {@link splitByGroups} holds out).
+ * A learning-to-rank data set: rows of feature values, a graded label per row, and the rows cut into
+ * query groups (one per request). A group's rows are consecutive; groups are in time order, so the
+ * last are the newest (what {@link splitByGroups} holds out).
  *
  * @example
  * ```ts
@@ -17,7 +17,6 @@ import { TrainingInputError } from '../errors/index.js';
  *   labels: Float64Array.from([1, 0, 0, 2, 1]),
  *   groups: Uint32Array.from([2, 3]),
  * };
- * console.log(dataset.rows);
  * ```
  */
 export interface RankingDataset {

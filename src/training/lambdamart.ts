@@ -10,20 +10,14 @@ import type { TrainedTree } from './trained-tree.js';
 import { treeLeafValue } from './trained-tree.js';
 import { TreeGrower } from './tree-grower.js';
 
-/** Where training is, after each tree (its NDCG@ndcgAt on each set).  *
+/**
+ * Where training is, after each tree (its NDCG@ndcgAt on each set).
+ *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups, trainLambdaMart, type TrainProgress } from 'rankd/training';
+ * import type { TrainProgress } from 'rankd/training';
  *
- * const rows = Array.from({ length: 200 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: i % 3 },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
- * const { train, validation } = splitByGroups(dataset, 0.2);
  * const report = (p: TrainProgress) => console.log(`tree ${p.tree}/${p.trees}`, p.validNdcg);
- * trainLambdaMart(train, { trees: 20 }, validation, report);
  * ```
  */
 export interface TrainProgress {
@@ -66,25 +60,18 @@ function sameFeatures(train: RankingDataset, validation: RankingDataset): void {
 }
 
 /**
- * Trains a LambdaMART ranking model: gradient-boosted regression trees on histogram bins, fitted
- * to LambdaMART's |ΔNDCG|-weighted pairwise gradients with Newton leaf values and L2
- * regularisation (XGBoost's `rank:ndcg` with `tree_method=hist`), on one thread. With a
- * validation set it reports validation NDCG@ndcgAt after each tree and stops early when it stops
- * improving, keeping the trees up to the best one. Throws a {@link TrainingInputError} on a bad
+ * Trains a LambdaMART ranking model: gradient-boosted trees on histogram bins, fitted to |ΔNDCG|-weighted
+ * pairwise gradients with Newton leaf values and L2 regularisation (XGBoost's `rank:ndcg` with
+ * `tree_method=hist`), on one thread. With a validation set it reports NDCG@ndcgAt after each tree and
+ * stops early, keeping the trees up to the best one. Throws a {@link TrainingInputError} on a bad
  * option or a data set with nothing to learn (no group with a positive label).
  *
  * @example
  * ```ts
  * import { writeFile } from 'node:fs/promises';
- * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd/training';
+ * import { type RankingDataset, splitByGroups, trainLambdaMart } from 'rankd/training';
  *
- * // Rows of query groups: a label (higher is better) and the features' values.
- * const rows = Array.from({ length: 400 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: (i % 3) + Math.random() },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * declare const dataset: RankingDataset;
  * const { train, validation } = splitByGroups(dataset, 0.2); // the latest 20% of groups
  * const model = trainLambdaMart(train, { trees: 50 }, validation, (p) => console.log(p.tree, p.validNdcg));
  * await writeFile('ranker.json', model.toXGBoostJsonText()); // loads in gbdtModel and in XGBoost

@@ -59,18 +59,16 @@ export function ndcgByGroup(
 }
 
 /**
- * Mean NDCG@k over the query groups that have a positive label (the others are skipped, as they
- * cannot be ranked better or worse); NaN when no group has one. `weights` (inverse propensities)
- * multiply each row's gain, the ideal DCG's too: the position-corrected NDCG.
+ * Mean NDCG@k over the query groups that have a positive label (the others cannot be ranked better
+ * or worse); NaN when none has. `weights` (inverse propensities) multiply each row's gain, the ideal
+ * DCG's too: the position-corrected NDCG.
  *
  * @example
  * ```ts
  * import { ndcgAt } from 'rankd/training';
  *
- * // Two groups of three rows; the scores order the first perfectly and the second backwards.
- * const scores = [3, 2, 1, 1, 2, 3];
- * const labels = [2, 1, 0, 2, 1, 0];
- * console.log(ndcgAt(scores, labels, [3, 3], 10)); // the mean of 1 and the second group's NDCG
+ * // Two groups of three rows, the first ordered perfectly, the second backwards.
+ * ndcgAt([3, 2, 1, 1, 2, 3], [2, 1, 0, 2, 1, 0], [3, 3], 10);
  * ```
  */
 export function ndcgAt(

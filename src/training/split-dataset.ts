@@ -19,23 +19,16 @@ export function sliceGroups(dataset: RankingDataset, fromGroup: number, toGroup:
 }
 
 /**
- * A time split by query group: the latest `validationFraction` of the groups (the last ones; groups
- * are in time order) for validation, the rest for training. No group is cut in two. Throws a
- * {@link TrainingInputError} when either part would be empty.
+ * A time split by query group: the latest `validationFraction` of the groups for validation, the
+ * rest for training; no group is cut in two. Throws a {@link TrainingInputError} when either part
+ * would be empty.
  *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups } from 'rankd/training';
+ * import { type RankingDataset, splitByGroups } from 'rankd/training';
  *
- * const rows = Array.from({ length: 200 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: i % 3 },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
- * // 20 groups: the last 4 for validation.
- * const { train, validation } = splitByGroups(dataset, 0.2);
- * console.log(train.groups.length, validation.groups.length); // 16 4
+ * declare const dataset: RankingDataset; // 20 groups
+ * const { train, validation } = splitByGroups(dataset, 0.2); // the last 4 for validation
  * ```
  */
 export function splitByGroups(

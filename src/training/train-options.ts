@@ -1,13 +1,14 @@
 import { TrainingInputError } from '../errors/index.js';
 
-/** How {@link trainLambdaMart} grows its trees. Every field is optional.  *
+/**
+ * How {@link trainLambdaMart} grows its trees. Every field is optional.
+ *
  * @example
  * ```ts
  * import type { TrainOptions } from 'rankd/training';
  *
  * // Smaller steps, more trees, stop when validation NDCG@10 has not improved for 30 trees.
  * const options: TrainOptions = { trees: 1000, learningRate: 0.05, earlyStoppingRounds: 30, ndcgAt: 10 };
- * console.log(options);
  * ```
  */
 export interface TrainOptions {

@@ -3,21 +3,16 @@ import type { ResolvedTrainOptions } from './train-options.js';
 import { type TrainedTree, treeLeafValue } from './trained-tree.js';
 import { xgboostDocument, xgboostJsonText } from './xgboost-writer.js';
 
-/** What training measured after one tree.  *
+/**
+ * What training measured after one tree.
+ *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd/training';
+ * import { type RankingDataset, trainLambdaMart } from 'rankd/training';
  *
- * const rows = Array.from({ length: 200 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: i % 3 },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
- * const { train, validation } = splitByGroups(dataset, 0.2);
+ * declare const train: RankingDataset, validation: RankingDataset;
  * // Validation NDCG after each tree: where it stopped improving.
- * const model = trainLambdaMart(train, { trees: 20 }, validation);
- * console.log(model.history.map((h) => h.validNdcg));
+ * const curve = trainLambdaMart(train, { trees: 20 }, validation).history.map((h) => h.validNdcg);
  * ```
  */
 export interface TreeHistory {
@@ -39,20 +34,15 @@ export interface TreeHistory {
   readonly lossAfter: number;
 }
 
-/** How much a feature's splits reduced the training objective.  *
+/**
+ * How much a feature's splits reduced the training objective.
+ *
  * @example
  * ```ts
- * import { datasetFromRows, trainLambdaMart } from 'rankd/training';
+ * import { type RankingDataset, trainLambdaMart } from 'rankd/training';
  *
- * const rows = Array.from({ length: 200 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: i % 3 },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
- * // Features by total gain, the most useful first.
- * const importance = trainLambdaMart(dataset, { trees: 20 }).featureImportance();
- * console.log(importance.map((f) => `${f.feature}: ${f.gain.toFixed(1)}`));
+ * declare const dataset: RankingDataset;
+ * const mostUseful = trainLambdaMart(dataset, { trees: 20 }).featureImportance()[0]?.feature;
  * ```
  */
 export interface FeatureImportance {
@@ -70,17 +60,11 @@ export interface FeatureImportance {
  * @example
  * ```ts
  * import { writeFile } from 'node:fs/promises';
- * import { datasetFromRows, trainLambdaMart } from 'rankd/training';
+ * import { type RankingDataset, trainLambdaMart } from 'rankd/training';
  *
- * const rows = Array.from({ length: 200 }, (_, i) => ({
- *   group: Math.floor(i / 10),
- *   label: i % 3,
- *   values: { price: (i * 7) % 13, rating: i % 3 },
- * }));
- * const dataset = datasetFromRows(['price', 'rating'], rows);
+ * declare const dataset: RankingDataset;
  * const model = trainLambdaMart(dataset, { trees: 20 });
- * const scores = model.predict(dataset.values, dataset.rows); // one score per row
- * console.log(scores[0], model.bestIteration);
+ * const scores = model.predict(dataset.values, dataset.rows); // one per row
  * await writeFile('ranker.json', model.toXGBoostJsonText()); // for gbdtModel, or XGBoost
  * ```
  */

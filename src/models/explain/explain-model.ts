@@ -30,25 +30,17 @@ export async function explainWith(
 }
 
 /**
- * Explains a batch of entities with any model (see {@link Explanation}): per entity, its score,
- * the model's inputs and, for linear and tree models, each input's contribution to the margin.
- * Runs the model, like `score`, inside a request: its features are read with getFeature.
+ * Explains a batch of entities with any model: per entity its score, inputs and, for linear and tree
+ * models, each input's contribution to the margin. Runs the model inside a request, like `score`.
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, explainModel, logEvent } from 'rankd';
+ * import { explainModel, type RankdRequest } from 'rankd';
  * import { RankingModel } from './pipelines/product-ranking/models.js';
  *
- * // In pipeline code: why the first candidate scored what it did, logged as an event of the app's.
- * export const ExplainTop = defineBusinessLogic({
- *   name: 'ExplainTop',
- *   async apply(candidates, request) {
- *     const top = candidates.slice(0, 1).map((candidate) => candidate.entity);
- *     const [explanation] = await explainModel(RankingModel, top, request);
- *     logEvent('TOP_EXPLAINED', { inputs: explanation?.inputs ?? null });
- *     return candidates;
- *   },
- * });
+ * // In pipeline code: why the first candidate scored what it did.
+ * const why = async (top: object, request: RankdRequest) =>
+ *   (await explainModel(RankingModel, [top], request))[0];
  * ```
  */
 export function explainModel(

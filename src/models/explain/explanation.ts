@@ -7,18 +7,10 @@ import type { RowContributions } from './tree-shap.js';
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, type Explanation, linearModel } from 'rankd';
+ * import type { Explanation } from 'rankd';
  *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
- * export const Why = defineBusinessLogic({
- *   name: 'Why',
- *   async apply(candidates, request) {
- *     const explanations: readonly Explanation[] = await Ctr.explain(candidates.map((c) => c.entity), request);
- *     // bias + Σ contributions = margin, for the models that can tell.
- *     for (const e of explanations) if (e.available) console.log(e.margin, e.bias, e.contributions);
- *     return candidates;
- *   },
- * });
+ * // bias + Σ contributions = margin, for the models that can tell.
+ * const parts = (e: Explanation) => (e.available ? [e.bias, e.contributions] : e.reason);
  * ```
  */
 export interface Explanation {
@@ -26,10 +18,7 @@ export interface Explanation {
   readonly score: number | null;
   /** Whether `bias` and `contributions` are given (linear and tree models; not ONNX nor remote ones). */
   readonly available: boolean;
-  /**
-   * The raw margin: the model's output before its transform (the weighted sum, the trees' sum);
-   * `bias + Σ contributions` adds up to it. Null when not available.
-   */
+  /** The margin before the output transform (the weighted sum, the trees' sum): `bias + Σ contributions`. */
   readonly margin: number | null;
   /** The part of the margin no input moved: a linear model's intercept, a tree model's expected margin. */
   readonly bias: number | null;
@@ -41,10 +30,7 @@ export interface Explanation {
   readonly reason?: string;
   /** A chain's explanation of each model, in order; the fields above are the last model's. */
   readonly stages?: readonly StageExplanation[];
-  /**
-   * Set when another model scored in this one's place (a file model's `whenMissing` while its
-   * file does not exist yet, or did not load): that model's name and why. The fields above are its.
-   */
+  /** Set when another model (a file model's `whenMissing`) scored in this one's place: its name and why. */
   readonly fallback?: { readonly model: string; readonly reason: string };
 }
 
@@ -53,19 +39,9 @@ export interface Explanation {
  *
  * @example
  * ```ts
- * import { chainModels, defineBusinessLogic, linearModel, type StageExplanation } from 'rankd';
+ * import type { Explanation, StageExplanation } from 'rankd';
  *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
- * const Chain = chainModels({ name: 'ranking', models: [Ctr] });
- * export const Stages = defineBusinessLogic({
- *   name: 'Stages',
- *   async apply(candidates, request) {
- *     const [first] = await Chain.explain(candidates.map((c) => c.entity), request);
- *     const stages: readonly StageExplanation[] = first?.stages ?? [];
- *     for (const stage of stages) console.log(stage.model, stage.score);
- *     return candidates;
- *   },
- * });
+ * const stages = (e: Explanation): readonly StageExplanation[] => e.stages ?? [];
  * ```
  */
 export interface StageExplanation extends Explanation {
@@ -148,7 +124,6 @@ export function unexplainedRows(
  *
  * // A score of 2.5: 0.5 no input moved, 2 from the title's match.
  * const row: ModelContributions = { bias: 0.5, contributions: { 'text_match:title': 2 } };
- * console.log(row.bias + Object.values(row.contributions).reduce((a, b) => a + b, 0));
  * ```
  */
 export interface ModelContributions {

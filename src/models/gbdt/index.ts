@@ -1,12 +1,6 @@
 /**
  * Gradient-boosted tree models evaluated natively: XGBoost JSON and LightGBM text models, loaded
  * into flat typed arrays and scored a batch of rows per call.
- *
- * @example
- * ```ts
- * const model = await loadGbdtModel('models/ranker.json');
- * const scores = model.predict(rows, rows.length / model.numFeatures, model.numFeatures);
- * ```
  */
 export { LIGHTGBM_OBJECTIVES, lightgbmSource, parseLightgbmText } from './lightgbm-text.js';
 export { detectGbdtFormat, type GbdtFormat, loadGbdtModel, parseGbdtModel } from './load-gbdt.js';

@@ -20,17 +20,14 @@ export class JsonObject {
     return new JsonObject(value as Record<string, unknown>, path);
   }
 
-  /** Whether `key` is present (and not undefined). */
   has(key: string): boolean {
     return this.value[key] !== undefined;
   }
 
-  /** The object at `key`. */
   object(key: string): JsonObject {
     return JsonObject.of(this.value[key], this.at(key));
   }
 
-  /** The array at `key`. */
   array(key: string): unknown[] {
     const value = this.value[key];
     if (!Array.isArray(value))
@@ -38,7 +35,6 @@ export class JsonObject {
     return value;
   }
 
-  /** The string at `key`. */
   string(key: string): string {
     const value = this.value[key];
     if (typeof value !== 'string')
@@ -63,7 +59,6 @@ export class JsonObject {
     return out;
   }
 
-  /** An integer array. */
   integers(key: string): Int32Array {
     const numbers = this.numbers(key);
     numbers.forEach((n, i) => {
