@@ -16,8 +16,8 @@
  * of each method, from `--impressions` visits each; the impressions each needs for a two-sided
  * test at 95% confidence with 80% power (interleaving: the mean page outcome, win +1 / loss −1 /
  * else 0, against 0; A/B: the difference of mean clicks per page of two arms, each shown half the
- * impressions); and the impressions the mSPRT of `rankd promotion decide` took to decide on one
- * stream of interleaved pages. Prints a line per seed, then the medians and the ratio.
+ * impressions); and the impressions the mSPRT of `rankd promotion decide` took to decide, the
+ * interleaved pages taken as one stream in order. Prints a line per seed, then the medians and the ratio.
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -32,8 +32,6 @@ const Z_ALPHA = 1.959963984540054;
 const Z_POWER = 0.8416212335729143;
 /** The control's NDCG@8 aimed at: about what `rankd train` reaches in the shop (docs/reference/performance.md). */
 const CONTROL_NDCG = 0.76;
-/** The most interleaved pages one sequential run may take before it is counted as undecided. */
-const SEQUENTIAL_CAP = 200_000;
 
 /** What one seed measured. */
 export interface SensitivityTrial {
@@ -108,7 +106,7 @@ function meanNdcg(
 function sigmaFor(target: number, ndcgOf: (sigma: number) => number): number {
   let low = 0;
   let high = 20;
-  for (let i = 0; i < 22; i++) {
+  for (let i = 0; i < 16; i++) {
     const mid = (low + high) / 2;
     if (ndcgOf(mid) > target) low = mid;
     else high = mid;
@@ -133,7 +131,7 @@ export function runSensitivitySeed(
   const visitsOf = (count: number, prefix: string) =>
     scoredVisits(shoppers, shop.visits(count, prefix, random), options.correlation, random);
   // Calibration: the control near a trained model's NDCG, the challenger better by the effect.
-  const calibration = visitsOf(2000, 'calibrate');
+  const calibration = visitsOf(3000, 'calibrate');
   const sigmaControl = sigmaFor(CONTROL_NDCG, (s) =>
     meanNdcg(shoppers, calibration, s, (v) => v.noiseControl),
   );
@@ -147,7 +145,7 @@ export function runSensitivitySeed(
   });
 
   // The truth, on fresh visits: paired NDCG@8 difference.
-  const truth = visitsOf(10_000, 'truth').map((s) => {
+  const truth = visitsOf(5000, 'truth').map((s) => {
     const { control, challenger } = pages(s);
     return [
       shoppers.ndcg(control.slice(0, PAGE), s.visit),
@@ -194,20 +192,19 @@ export function runSensitivitySeed(
   const abDelta = meanOf(armChallenger) - meanOf(armControl);
   const abVariance = (varianceOf(armControl) + varianceOf(armChallenger)) / 2;
 
-  // One stream of interleaved pages, looked at after each page with the sequential test.
+  // The interleaved pages above as one stream, looked at after each page with the sequential test.
   let wins = 0;
   let losses = 0;
   let sequential: number | undefined;
   let sequentialDecision = 'undecided';
-  const stream = seededRandom(seed * 17 + 3);
-  for (let n = 1; n <= SEQUENTIAL_CAP && sequential === undefined; n += 1) {
-    const [s] = scoredVisits(shoppers, shop.visits(1, `stream-${n}`, stream), options.correlation, stream);
-    const outcome = interleavedOutcome(s as Scored);
-    if (outcome > 0) wins += 1;
-    else if (outcome < 0) losses += 1;
+  for (const [i, outcome] of outcomes.entries()) {
     if (outcome === 0) continue;
+    if (outcome > 0) wins += 1;
+    else losses += 1;
     sequentialDecision = sequentialTest(wins, losses).decision;
-    if (sequentialDecision !== 'undecided') sequential = n;
+    if (sequentialDecision === 'undecided') continue;
+    sequential = i + 1;
+    break;
   }
 
   const z2 = (Z_ALPHA + Z_POWER) ** 2;
@@ -275,7 +272,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(
       `seed ${t.seed}: NDCG@8 ${t.control.toFixed(3)} → ${t.challenger.toFixed(3)} (true change ${t.trueDifference >= 0 ? '+' : ''}${t.trueDifference.toFixed(4)} ± ${t.trueError.toFixed(4)}); ` +
         `interleaving: outcome ${t.interleaving.mean.toFixed(4)} (variance ${t.interleaving.variance.toFixed(3)}), needs ${round(t.interleaving.needed)}, ` +
-        `mSPRT: ${t.interleaving.sequential === undefined ? `undecided after ${round(SEQUENTIAL_CAP)}` : `${t.interleaving.sequentialDecision} after ${round(t.interleaving.sequential)}`}; ` +
+        `mSPRT: ${t.interleaving.sequential === undefined ? `undecided after ${round(options.impressions)}` : `${t.interleaving.sequentialDecision} after ${round(t.interleaving.sequential)}`}; ` +
         `A/B: clicks per page ${t.ab.control.toFixed(4)} → ${t.ab.challenger.toFixed(4)} (variance ${t.ab.variance.toFixed(3)}), needs ${round(t.ab.needed)}`,
     );
   }
