@@ -129,6 +129,8 @@ export interface InterleaveOptions {
   rounds?: number;
   seed?: number;
   eta?: number;
+  /** `rankd train --force`: start the trial even when the gate finds the model worse. */
+  force?: boolean;
   log?: (line: string) => void;
 }
 
@@ -168,7 +170,7 @@ export async function simulateInterleavePromotion(
     const { end } = await session.logVisits(session.shop.visits(requests, 'train', random), random);
     const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
     const handWeighted = await session.measure(fresh, 'hand');
-    const train = await session.cli([
+    const args = [
       'train',
       '--since',
       '1h',
@@ -178,7 +180,9 @@ export async function simulateInterleavePromotion(
       '--via',
       'interleave',
       '--no-progress',
-    ]);
+    ];
+    if (options.force === true) args.push('--force');
+    const train = await session.cli(args);
     for (const line of `${train.stdout}${train.stderr}`.trim().split('\n')) log(line);
     if (train.code !== 0)
       throw new Error(`rankd train --via interleave did not start a promotion (${train.code})`);
@@ -186,17 +190,21 @@ export async function simulateInterleavePromotion(
     const decides: CommandRun[] = [];
     const round = options.round ?? 500;
     let visits = 0;
+    log(`$ rankd promotion decide    (after each round of ${round} visits)`);
     for (let r = 1; r <= (options.rounds ?? 20); r++) {
       await session.logVisits(session.shop.visits(round, `trial-${r}`, random), random);
       visits += round;
-      const decide = await session.cli(['promotion', 'decide']);
+      const decide = await session.cli(['promotion', 'decide'], true);
       decides.push(decide);
       if (decide.code !== 4) {
         for (const line of `${decide.stdout}${decide.stderr}`.trim().split('\n')) log(line);
         break;
       }
-      if (r === 1 || r % 5 === 0)
-        log(decide.stdout.trim().replace(/^promotion of \S+: /, `after ${visits} visits: `));
+      log(
+        decide.stdout
+          .trim()
+          .replace(/^promotion of \S+: running since .*? at the latest: /, `after ${visits} visits: `),
+      );
     }
     const last = decides.at(-1);
     const promoted = last?.code === 0;
@@ -238,6 +246,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       ...(values.fresh ? { fresh: Number(values.fresh) } : {}),
       ...(values.seed ? { seed: Number(values.seed) } : {}),
       ...(values.eta ? { eta: Number(values.eta) } : {}),
+      ...(values.force ? { force: true } : {}),
       log: (line) => console.log(line),
     });
   else

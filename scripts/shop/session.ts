@@ -168,9 +168,9 @@ export class ShopSession {
     return { ndcg, clicksPerPage: clicked / visits.length, perVisit };
   }
 
-  /** Runs `rankd <args>` in the project, as a shop's engineer would. */
-  cli(args: readonly string[]): Promise<CommandRun> {
-    this.#log(`$ rankd ${args.join(' ')}`);
+  /** Runs `rankd <args>` in the project, as a shop's engineer would; `quiet`: the command is not logged. */
+  cli(args: readonly string[], quiet = false): Promise<CommandRun> {
+    if (!quiet) this.#log(`$ rankd ${args.join(' ')}`);
     return new Promise((resolve) =>
       execFile(
         process.execPath,

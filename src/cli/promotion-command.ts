@@ -170,7 +170,10 @@ export async function runPromotionStatus(
   });
 }
 
-/** `rankd promotion withdraw --experiment ID`: records a withdrawal unless it is decided already, then removes the challenger. */
+/**
+ * `rankd promotion withdraw --experiment ID`: records a withdrawal unless the promotion is decided
+ * already (then its decision stands), and makes the files match; nothing started, nothing to do.
+ */
 export async function runPromotionWithdraw(
   options: PromotionCommandOptions,
   output: { log: Log },
@@ -179,7 +182,10 @@ export async function runPromotionWithdraw(
   if (options.experiment === undefined)
     throw new CliError('name the experiment: --experiment ID', ErrorCode.CLI_USAGE);
   await withSession(projectRootOf(resolveAppPath(options.app, cwd)), cwd, async ({ root, store }) => {
-    for (const { state, decision: recorded } of choose(await store.latest(), options.experiment)) {
+    const promotions = (await store.latest()).filter((p) => p.state.experiment === options.experiment);
+    if (promotions.length === 0)
+      output.log(`no promotion of ${options.experiment} was ever started: nothing to withdraw`);
+    for (const { state, decision: recorded } of promotions) {
       const now = Date.now();
       const decision =
         recorded ??
