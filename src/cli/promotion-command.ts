@@ -256,6 +256,13 @@ export interface PromotionStart {
  */
 export async function startPromotion(start: PromotionStart, cwd = process.cwd()): Promise<string[]> {
   const root = projectRootOf(start.appPath);
+  const maxAge = loadConfig(readEnvFiles(cwd)).EVENTS_STREAM_MAX_AGE_MS;
+  // The decision reads the whole trial from the stream: none of it may be trimmed before the end.
+  if (maxAge > 0 && start.timeLimitMs + start.windowMs > maxAge)
+    throw new CliError(
+      `--time-limit: the trial and its clicks' window (${(start.timeLimitMs + start.windowMs) / 3_600_000} h) outlast the event stream, which keeps ${maxAge / 3_600_000} h (EVENTS_STREAM_MAX_AGE_MS): shorten the trial, or keep the events longer`,
+      ErrorCode.CLI_USAGE,
+    );
   return withSession(root, cwd, async ({ store }) => {
     const now = Date.now();
     const outcome = await store.start({

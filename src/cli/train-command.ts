@@ -306,8 +306,8 @@ export function registerTrainCommand(program: Command, output: { log: Log; warn:
     )
     .option(
       '--time-limit <duration>',
-      'with --via interleave: withdraw the candidate if still undecided after this',
-      '7d',
+      "with --via interleave: withdraw the candidate if still undecided after this (within the stream's EVENTS_STREAM_MAX_AGE_MS)",
+      '23h',
     )
     .option(
       '--force',
