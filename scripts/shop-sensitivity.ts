@@ -26,6 +26,7 @@ import { teamDraft } from '../src/experiments/team-draft.js';
 import { seededRandom } from '../src/training/random.js';
 import { createShop } from './shop/catalogue.js';
 import { type HiddenProduct, PAGE, Shoppers, type Visit } from './shop/shoppers.js';
+import { seedList } from './shop-trials.js';
 
 /** z of a two-sided 95% test, and of 80% power. */
 const Z_ALPHA = 1.959963984540054;
@@ -239,14 +240,6 @@ const median = (xs: readonly number[]) => {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
-function seedsOf(text: string): number[] {
-  return text.split(',').flatMap((part) => {
-    const [from, to] = part.split('-').map(Number);
-    if (to === undefined) return [from as number];
-    return Array.from({ length: (to as number) - (from as number) + 1 }, (_, i) => (from as number) + i);
-  });
-}
-
 const round = (x: number) => Math.round(x).toLocaleString('en-US');
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -266,7 +259,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     eta: Number(values.eta),
   };
   const trials: SensitivityTrial[] = [];
-  for (const seed of seedsOf(values.seeds)) {
+  for (const seed of seedList(values.seeds)) {
     const t = runSensitivitySeed(seed, options);
     trials.push(t);
     console.log(

@@ -53,16 +53,26 @@ export function figuresLine(name: string, figures: ModelFigures): string {
   return `${name.padEnd(16)} NDCG@8 ${figures.ndcg.toFixed(3)}   clicks per page ${figures.clicksPerPage.toFixed(3)}`;
 }
 
-/** Runs the loop; see the module's comment. */
-export async function simulateShop(options: SimulationOptions = {}): Promise<SimulationResult> {
+/** A run's shop, opened: its seeded draws, and the number of requests to log first (said in the log). */
+async function openShop(options: {
+  seed?: number;
+  eta?: number;
+  requests?: number;
+  log?: (line: string) => void;
+}) {
   const log = options.log ?? (() => undefined);
   const seed = options.seed ?? 7;
   const eta = options.eta ?? 1;
-  const random = seededRandom(seed);
   const session = await ShopSession.open({ seed, eta, log });
+  const requests = options.requests ?? 3000;
+  log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
+  return { log, random: seededRandom(seed), session, requests, eta };
+}
+
+/** Runs the loop; see the module's comment. */
+export async function simulateShop(options: SimulationOptions = {}): Promise<SimulationResult> {
+  const { log, random, session, requests } = await openShop(options);
   try {
-    const requests = options.requests ?? 3000;
-    log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
     const heldOut = Math.round(requests * 0.8);
     const { marks, end } = await session.logVisits(session.shop.visits(requests, 'train', random), random, [
       heldOut,
@@ -159,14 +169,8 @@ export interface InterleaveResult {
 export async function simulateInterleavePromotion(
   options: InterleaveOptions = {},
 ): Promise<InterleaveResult> {
-  const log = options.log ?? (() => undefined);
-  const seed = options.seed ?? 7;
-  const eta = options.eta ?? 1;
-  const random = seededRandom(seed);
-  const session = await ShopSession.open({ seed, eta, log });
+  const { log, random, session, requests } = await openShop(options);
   try {
-    const requests = options.requests ?? 3000;
-    log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
     const { end } = await session.logVisits(session.shop.visits(requests, 'train', random), random);
     const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
     const handWeighted = await session.measure(fresh, 'hand');
