@@ -28,7 +28,7 @@ const LAYERS = [
   ['http'],
   ['cli'],
   ['testing'],
-  ['index.ts'],
+  ['index.ts', 'server.ts'],
 ];
 
 /** A path pattern for the folders (or top-level files) of some layers. */

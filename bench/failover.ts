@@ -17,7 +17,8 @@
  */
 import { createClient } from 'redis';
 import { loadConfig } from '../src/config/index.js';
-import { buildServer, DEGRADED_HEADER, defineApp } from '../src/index.js';
+import { defineApp } from '../src/index.js';
+import { buildServer, DEGRADED_HEADER } from '../src/server.js';
 import { ProductClicks, RankByClicks } from '../test/helpers/clicks-ranking.js';
 import { startTestCluster } from '../test/helpers/redis-cluster.js';
 import type { BenchContext } from './lib/benchmark.js';

@@ -41,6 +41,7 @@ interface Rankd {
   features: typeof import('../src/pipeline/features-phase.js');
   context: typeof import('../src/request/request-context.js');
   stores: typeof import('../src/app/create-stores.js');
+  config: typeof import('../src/config/index.js');
 }
 
 async function loadRankd(dir: string): Promise<Rankd> {
@@ -49,6 +50,7 @@ async function loadRankd(dir: string): Promise<Rankd> {
     features: await importDist(dir, 'pipeline/features-phase.js'),
     context: await importDist(dir, 'pipeline/request-context.js'),
     stores: await importDist(dir, 'app/create-stores.js'),
+    config: await importDist(dir, 'config/index.js'),
   };
 }
 
@@ -150,7 +152,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const { views, plan } = benchApp(rankd);
     const redis = await startTestRedis();
     cleanup.unshift(() => redis.stop());
-    const config = rankd.api.loadConfig({
+    const config = rankd.config.loadConfig({
       REDIS_URL: redis.url,
       PROJECT_NAME: 'default',
       INDEX_VERSION: '1',

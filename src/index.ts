@@ -1,5 +1,8 @@
 /**
- * rankd's public API: what app modules import.
+ * rankd's front door: what an app's modules import to declare entities, features, pipelines,
+ * models, business logic and experiments. Serving it yourself is `rankd/server`; training models
+ * offline is `rankd/training`; a project's tests use `rankd/testing`; other programs talk to a
+ * server with `rankd/client`.
  * @module
  */
 
@@ -21,8 +24,6 @@ export {
   type AppOptions,
   type AppServices,
   defineApp,
-  isRankdApp,
-  type PlannedPipeline,
   type RankdApp,
   type RouteAccess,
   type ServerExtension,
@@ -51,18 +52,35 @@ export {
   type StepKey,
   type StepOptions,
 } from './business-logic/index.js';
-export { type Config, loadConfig } from './config/index.js';
-export * from './entities/index.js';
-export * from './errors/index.js';
-export type { EventSink, EventSinkStats } from './events/event-sink.js';
-export type { FeedbackInput } from './events/feedback.js';
-export { BUILT_IN_EVENT_TYPES, type RankdEvent } from './events/recorder.js';
-export type {
-  AssignmentAttributes,
-  ExperimentProvider,
-} from './experiments/assign.js';
 export {
-  bucketOf,
+  BrandEntity,
+  CategoryEntity,
+  ProductEntity,
+  QueryEntity,
+  RequestEntity,
+  UserEntity,
+} from './entities/built-in.js';
+export {
+  defineEntity,
+  type EntityOf,
+  type EntityReference,
+  type EntityType,
+  type EntityTypeOptions,
+  type ServiceEntity,
+} from './entities/define-entity.js';
+export type { Identifier } from './entities/identifier.js';
+export {
+  AppDefinitionError,
+  ErrorCode,
+  type ErrorCodeValue,
+  ExperimentLookupError,
+  FeatureLookupError,
+  ModelInvalidError,
+  ValidationError,
+} from './errors/catalogue.js';
+export { type FieldProblem, RankdError } from './errors/rankd-error.js';
+export type { AssignmentAttributes, ExperimentProvider } from './experiments/assign.js';
+export {
   defineExperiment,
   type Experiment,
   type ExperimentOptions,
@@ -91,9 +109,6 @@ export {
   type RealtimeFeatures,
 } from './features/define-realtime-features.js';
 export { Feature, type FeatureKind, type FeatureSpec, type FeatureValue } from './features/feature-kind.js';
-export { type BuildServerOptions, buildServer } from './http/build-server.js';
-export { DEGRADED_HEADER } from './http/degraded.js';
-export { NOT_IN_INDEX_HEADER } from './http/not-in-index.js';
 export { defineModel, type Model, type ModelOptions, type Scores } from './models/define-model.js';
 export { explainModel } from './models/explain/explain-model.js';
 export type { Explanation, ModelContributions, StageExplanation } from './models/explain/explanation.js';
@@ -110,16 +125,8 @@ export {
   type RemoteModelStats,
   remoteModel,
 } from './models/remote-model.js';
-export type { LogStream } from './observability/logging.js';
-export type { AdmissionCounts, EventCounts, RankdMetrics } from './observability/metrics.js';
-export { reportModelReload } from './observability/model-reloads.js';
-export type { SpanExporterLike } from './observability/tracing.js';
 export type { Pipeline, UnreachableShardPolicy } from './pipeline/define-pipeline.js';
-export {
-  DEFAULT_MAX_CANDIDATES,
-  defineRankingPipeline,
-  type RankingPipelineOptions,
-} from './pipeline/ranking-pipeline.js';
+export { defineRankingPipeline, type RankingPipelineOptions } from './pipeline/ranking-pipeline.js';
 export type { ShadowOptions } from './pipeline/shadow-run.js';
 export {
   defineSingleEntityPipeline,
@@ -131,20 +138,19 @@ export type {
   ComponentLogger,
   ProvidedFeatures,
 } from './request/component.js';
-export type { Degradation, DegradedBody, DegradedNode } from './request/degradation.js';
+export type { Degradation, DegradedNode } from './request/degradation.js';
 export { logEvent } from './request/log-event.js';
-export type { AssignedVariant } from './request/request-context.js';
 export {
+  type AssignedVariant,
   currentContext,
   type EntityRef,
   get_feature,
   getFeature,
   getFeatures,
   identifierOf,
-  RequestContext,
+  type RequestContext,
 } from './request/request-context.js';
 export { cosine, dot, embeddingSimilarity } from './request/similarity.js';
-export type { PipelineStage, StageObserver } from './request/stage-timing.js';
 export {
   type QueryMatch,
   type TextField,
@@ -155,18 +161,3 @@ export {
   textMatcher,
 } from './text/text-matcher.js';
 export { tokenize } from './text/words.js';
-export {
-  datasetFromRows,
-  type FeatureImportance,
-  ndcgAt,
-  type RankingDataset,
-  type RankingRow,
-  splitByGroups,
-  TrainedModel,
-  TrainingInputError,
-  type TrainOptions,
-  type TrainProgress,
-  type TreeHistory,
-  trainLambdaMart,
-} from './training/index.js';
-export { VERSION } from './version.js';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
  *
  * @example
  * ```ts
- * import { VERSION } from 'rankd';
+ * import { VERSION } from 'rankd/server';
  *
  * console.log(`rankd ${VERSION}`);
  * ```

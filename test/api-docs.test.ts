@@ -1,6 +1,6 @@
 /**
  * The API reference (`npm run docs`, TypeDoc) is made from the exports' doc comments: every export
- * of `rankd`, `rankd/testing` and `rankd/client` must have one, with an `@example`, and every
+ * of `rankd`, `rankd/server`, `rankd/training`, `rankd/testing` and `rankd/client` must have one, with an `@example`, and every
  * example must compile. Each example's code blocks become a module of their own, checked against
  * the package's source (`rankd` resolved to src/ by `paths`) in one TypeScript program with the
  * repo's strict settings. The modules sit in template/, as files of a project made by `rankd init`
@@ -20,6 +20,8 @@ import ts from 'typescript';
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const ENTRIES = {
   rankd: join(ROOT, 'src/index.ts'),
+  'rankd/server': join(ROOT, 'src/server.ts'),
+  'rankd/training': join(ROOT, 'src/training/index.ts'),
   'rankd/testing': join(ROOT, 'src/testing/index.ts'),
   'rankd/client': join(ROOT, 'src/client/index.ts'),
 };
@@ -147,7 +149,7 @@ interface Snippet {
   code: string;
 }
 
-test('every export of rankd, rankd/testing and rankd/client has a doc comment with an @example that compiles', () => {
+test('every export of rankd, rankd/server, rankd/training, rankd/testing and rankd/client has a doc comment with an @example that compiles', () => {
   const options = compilerOptions();
   const host = ts.createCompilerHost(options);
   const first = ts.createProgram({ rootNames: Object.values(ENTRIES), options, host });
@@ -214,7 +216,7 @@ test('every export of rankd, rankd/testing and rankd/client has a doc comment wi
   assert.deepEqual(withoutExample, [], 'exports without an @example');
 });
 
-test('TypeDoc converts the three entry points with no warning: members documented, links resolved', async () => {
+test('TypeDoc converts the entry points with no warning: members documented, links resolved', async () => {
   // typedoc.json's settings, validation included; nothing written (`--emit none`).
   const typedoc = join(ROOT, 'node_modules/typedoc/bin/typedoc');
   const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {

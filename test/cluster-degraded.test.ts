@@ -15,13 +15,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { ClientOfflineError, createClient, ErrorReply, TimeoutError } from 'redis';
+import { CLUSTER_FAILOVER_ADVICE, clusterFailoverAdvice } from '../src/errors/catalogue.js';
 import {
-  buildServer,
-  CLUSTER_FAILOVER_ADVICE,
-  ClusterDownError,
-  ClusterNodeUnavailableError,
-  clusterFailoverAdvice,
-  DEGRADED_HEADER,
   defineApp,
   defineEntity,
   defineFeatureView,
@@ -30,8 +25,6 @@ import {
   defineSingleEntityPipeline,
   Feature,
   getFeature,
-  NOT_IN_INDEX_HEADER,
-  PartialWriteError,
   ProductEntity,
   type RankdApp,
   Type,
@@ -40,6 +33,14 @@ import { RedisConnection } from '../src/redis/connection.js';
 import { hashSlot } from '../src/redis/hash-slot.js';
 import { RedisKeys } from '../src/redis/keys.js';
 import { outageCause } from '../src/redis/outages.js';
+import {
+  buildServer,
+  ClusterDownError,
+  ClusterNodeUnavailableError,
+  DEGRADED_HEADER,
+  NOT_IN_INDEX_HEADER,
+  PartialWriteError,
+} from '../src/server.js';
 import { find, parsePrometheus } from './helpers/prometheus.js';
 import { asTestRedis, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';

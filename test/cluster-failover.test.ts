@@ -19,15 +19,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import {
-  buildServer,
-  DEGRADED_HEADER,
-  defineApp,
-  defineFeatureView,
-  Feature,
-  ProductEntity,
-  UserEntity,
-} from '../src/index.js';
+import { defineApp, defineFeatureView, Feature, ProductEntity, UserEntity } from '../src/index.js';
+import { buildServer, DEGRADED_HEADER } from '../src/server.js';
 import { ProductClicks, RankByClicks } from './helpers/clicks-ranking.js';
 import { RawRedis } from './helpers/raw-redis.js';
 import { asTestRedis, startTestCluster, type TestCluster } from './helpers/redis-cluster.js';

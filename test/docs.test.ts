@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildServer as buildBuiltServer, loadConfig } from 'rankd';
+import { buildServer as buildBuiltServer, loadConfig } from 'rankd/server';
 import template from '../template/pipelines/main.js';
 import clientApp from './fixtures/client/app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';

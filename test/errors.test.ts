@@ -24,8 +24,6 @@ import { buildServer } from '../src/http/build-server.js';
 import { toErrorResponse } from '../src/http/error-handler.js';
 import {
   AppDefinitionError,
-  AppMisuseError,
-  ConfigError,
   defineExperiment,
   defineFeatureView,
   defineModel,
@@ -45,6 +43,7 @@ import { parseGbdtModel } from '../src/models/gbdt/load-gbdt.js';
 import { GbdtModelError } from '../src/models/gbdt/model-error.js';
 import { RedisKeys } from '../src/redis/keys.js';
 import { splitName } from '../src/request/feature-table.js';
+import { AppMisuseError, ConfigError } from '../src/server.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
 import { postJson, testConfig, testServer } from './helpers/server.js';
 

@@ -12,8 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { eventRedisOf } from '../src/events/create-sink.js';
 import { streamEvents } from '../src/events/export/event-sources.js';
 import { exportTrainingData } from '../src/events/export/export-training-data.js';
+import { bucketOf } from '../src/experiments/define-experiment.js';
 import {
-  bucketOf,
   defineApp,
   defineBusinessLogic,
   defineExperiment,
@@ -22,9 +22,9 @@ import {
   type ExperimentProvider,
   experimentModel,
   getExperimentVariant,
-  type RankdEvent,
   UserEntity,
 } from '../src/index.js';
+import type { RankdEvent } from '../src/server.js';
 import { PRODUCTS } from './helpers/events-app.js';
 import { TemplateProduct, uploadEntities } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
@@ -134,7 +134,7 @@ describe('assignment', () => {
       here,
     );
     const script =
-      "import { bucketOf, defineExperiment } from './src/index.ts';" +
+      "import { bucketOf, defineExperiment } from './src/experiments/define-experiment.ts';" +
       "const e = defineExperiment({ id: 'ranker', variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }] });" +
       `console.log(JSON.stringify(${JSON.stringify(units)}.map((u) => e.variantAt(bucketOf('ranker', '', u)).name)));`;
     const child = await new Promise<string>((resolve, reject) =>

@@ -6,13 +6,13 @@ import {
   defineEntity,
   defineModel,
   defineRankingPipeline,
-  NOT_IN_INDEX_HEADER,
   ProductEntity,
   Type,
   UserEntity,
 } from '../src/index.js';
 import { groupKeys } from '../src/redis/batches.js';
 import { hashSlot } from '../src/redis/hash-slot.js';
+import { NOT_IN_INDEX_HEADER } from '../src/server.js';
 import { nullable, RedisMonitor, RedisStats, uploadEntities } from './helpers/ranking-app.js';
 import { RawRedis, TEST_KEYS } from './helpers/raw-redis.js';
 import { startTestRedis, TEST_REDIS_MODE, type TestRedis } from './helpers/redis-server.js';

@@ -6,7 +6,6 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/index.js';
 import {
-  AppLoadError,
   chainModels,
   defineApp,
   defineRealtimeFeatures,
@@ -18,6 +17,7 @@ import {
 } from '../src/index.js';
 import { loadGbdtModel } from '../src/models/gbdt/load-gbdt.js';
 import { loadOnnxRuntime, onnxInstallHint } from '../src/models/onnx-runtime.js';
+import { AppLoadError } from '../src/server.js';
 import {
   close,
   closeAll,

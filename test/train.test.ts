@@ -246,7 +246,7 @@ describe('rankd train', () => {
   });
 
   test('a request logged by an earlier model is left out and counted; with nothing else, the message names the logs and --since', async () => {
-    const { buildServer, loadConfig } = await import('rankd');
+    const { buildServer, loadConfig } = await import('rankd/server');
     const { default: older } = await import(join(PACKAGE_ROOT, 'test/fixtures/train/older-model-app.ts'));
     const server = await buildServer({
       app: older,

@@ -5,14 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import {
-  binFeatures,
-  datasetFromRows,
-  ndcgAt,
-  ndcgByGroup,
-  splitByGroups,
-  TrainingInputError,
-} from '../src/training/index.js';
+import { binFeatures } from '../src/training/bins.js';
+import { datasetFromRows, ndcgAt, splitByGroups, TrainingInputError } from '../src/training/index.js';
+import { ndcgByGroup } from '../src/training/ndcg.js';
 import { rankGroup, rerankGroup } from '../src/training/rank-order.js';
 
 /** A column of values: finite floats, with repeats and missing values likely. */

@@ -346,7 +346,7 @@ function experimentScope(options: AppOptions, pipeline: Pipeline): ExperimentSco
  *
  * @example
  * ```ts
- * import { isRankdApp } from 'rankd';
+ * import { isRankdApp } from 'rankd/server';
  *
  * const loaded: unknown = (await import('./pipelines/main.js')).default;
  * if (!isRankdApp(loaded)) throw new Error('pipelines/main.ts must export defineApp(...) by default');

@@ -148,7 +148,7 @@ export function predecessorSettingWarnings(source: Record<string, string | undef
  *
  * @example
  * ```ts
- * import { buildServer, loadConfig } from 'rankd';
+ * import { buildServer, loadConfig } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * // Settings from the environment (as `rankd run` reads them), some given in code.

@@ -272,7 +272,7 @@ export const ConfigSchema = Type.Object({
  *
  * @example
  * ```ts
- * import { type Config, loadConfig } from 'rankd';
+ * import { type Config, loadConfig } from 'rankd/server';
  *
  * const config: Config = loadConfig({ REDIS_URL: 'redis://localhost:6379', PORT: '5002' });
  * console.log(config.PORT, config.PROJECT_NAME); // 5002 'default'

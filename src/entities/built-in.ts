@@ -109,13 +109,6 @@ export const RequestEntity = defineEntity({
 
 /**
  * The types every rankd app knows, in this order.
- *
- * @example
- * ```ts
- * import { BUILT_IN_ENTITY_TYPES } from 'rankd';
- *
- * console.log(BUILT_IN_ENTITY_TYPES.map((type) => `${type.name}: ${type.idField}`));
- * ```
  */
 export const BUILT_IN_ENTITY_TYPES = [
   ProductEntity,

@@ -4,13 +4,6 @@ import { AppDefinitionError } from '../errors/index.js';
 
 /**
  * Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet.
- *
- * @example
- * ```ts
- * import { ENTITY_TYPE_PATTERN } from 'rankd';
- *
- * console.log(ENTITY_TYPE_PATTERN.test('listing'), ENTITY_TYPE_PATTERN.test('Listing:1')); // true false
- * ```
  */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 

@@ -24,13 +24,6 @@ export interface Identifier {
 
 /**
  * The id in `entity[idField]`, as a string, or undefined when it has none.
- *
- * @example
- * ```ts
- * import { idOf } from 'rankd';
- *
- * console.log(idOf('product_id', { product_id: 'p1' }), idOf('product_id', { product_id: 7 })); // 'p1' '7'
- * ```
  */
 export function idOf(idField: string, entity: Record<string, unknown>): string | undefined {
   const value = entity[idField];
@@ -41,14 +34,6 @@ export function idOf(idField: string, entity: Record<string, unknown>): string |
 
 /**
  * Resolves a reference's entity type (references may be given lazily, for types that refer to each other).
- *
- * @example
- * ```ts
- * import { BrandEntity, referencedType } from 'rankd';
- *
- * // A reference may name its type lazily (types that reference each other).
- * console.log(referencedType({ entity: () => BrandEntity }).name); // brand
- * ```
  */
 export function referencedType(reference: { entity: EntityType | (() => EntityType) }): EntityType {
   return typeof reference.entity === 'function' ? reference.entity() : reference.entity;

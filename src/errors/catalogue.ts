@@ -197,7 +197,8 @@ function reasonOf(cause: unknown, hosts?: readonly string[]): string {
  *
  * @example
  * ```ts
- * import { defineApp, RedisUnavailableError } from 'rankd';
+ * import { defineApp } from 'rankd';
+ * import { RedisUnavailableError } from 'rankd/server';
  *
  * export default defineApp({
  *   server: async (server, { redis }) => {
@@ -246,7 +247,7 @@ export class RedisUnavailableError extends RankdError {
  *
  * @example
  * ```ts
- * import { ClusterNodeUnavailableError, type UnavailableNode } from 'rankd';
+ * import { ClusterNodeUnavailableError, type UnavailableNode } from 'rankd/server';
  *
  * try {
  *   // ... a read on a Redis Cluster with a master out
@@ -278,14 +279,6 @@ function describeNode({ node, slots, reason }: UnavailableNode, shown: boolean):
 
 /**
  * What a cluster node's outage means and what to do: the same advice for reads and writes.
- *
- * @example
- * ```ts
- * import { CLUSTER_FAILOVER_ADVICE } from 'rankd';
- *
- * // The advice rankd's cluster errors end with, for messages of your own.
- * console.warn(`shop sync paused. ${CLUSTER_FAILOVER_ADVICE}`);
- * ```
  */
 export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
 
@@ -296,7 +289,7 @@ export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
  *
  * @example
  * ```ts
- * import { ClusterNodeUnavailableError } from 'rankd';
+ * import { ClusterNodeUnavailableError } from 'rankd/server';
  *
  * try {
  *   // ... a write on a Redis Cluster
@@ -313,7 +306,7 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
   /** The message with the nodes' addresses as responses may show them. */
   override readonly publicMessage: string;
 
-  /** `advice`: {@link clusterFailoverAdvice} with the cluster's own `cluster-node-timeout`, when known. */
+  /** `advice`: the failover advice with the cluster's own `cluster-node-timeout`, when known. */
   constructor(
     seeds: string,
     nodes: readonly UnavailableNode[],
@@ -345,7 +338,7 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
  *
  * @example
  * ```ts
- * import { RedisOutOfMemoryError } from 'rankd';
+ * import { RedisOutOfMemoryError } from 'rankd/server';
  *
  * try {
  *   // ... a write to a Redis at its maxmemory (noeviction)
@@ -378,7 +371,7 @@ export class RedisOutOfMemoryError extends RankdError {
  *
  * @example
  * ```ts
- * import { EventSinkUnavailableError } from 'rankd';
+ * import { EventSinkUnavailableError } from 'rankd/server';
  *
  * const error = new EventSinkUnavailableError('the event stream', new Error('connection refused'));
  * console.log(error.statusCode, error.message); // 503 Cannot write to the event stream (connection refused)
@@ -396,7 +389,7 @@ export class EventSinkUnavailableError extends RankdError {
  *
  * @example
  * ```ts
- * import { PartialWriteError, type WrittenId } from 'rankd';
+ * import { PartialWriteError, type WrittenId } from 'rankd/server';
  *
  * function retryList(error: unknown): WrittenId[] {
  *   return error instanceof PartialWriteError ? [...error.failedIds] : [];
@@ -414,7 +407,7 @@ export type WrittenId = string | readonly [string, string];
  *
  * @example
  * ```ts
- * import { PartialWriteError } from 'rankd';
+ * import { PartialWriteError } from 'rankd/server';
  *
  * try {
  *   // ... an upload to a Redis Cluster while a master fails
@@ -434,7 +427,7 @@ export class PartialWriteError extends RankdError {
    * `address`: the cluster's seed nodes, left out of the public message with any other address.
    * `nodes`: the masters whose writes failed, when known (the message then names them and their
    * slots; the public message names their slots, and their addresses only as responses may show them).
-   * `advice`: {@link clusterFailoverAdvice} with the cluster's own `cluster-node-timeout`, when known.
+   * `advice`: the failover advice with the cluster's own `cluster-node-timeout`, when known.
    */
   constructor(
     writtenIds: readonly WrittenId[],
@@ -469,7 +462,7 @@ export class PartialWriteError extends RankdError {
  *
  * @example
  * ```ts
- * import { IndexValueCorruptError } from 'rankd';
+ * import { IndexValueCorruptError } from 'rankd/server';
  *
  * const error = new IndexValueCorruptError('default:1:product:p1');
  * console.log(error.code, error.statusCode); // RANKD_INDEX_VALUE_CORRUPT 500
@@ -494,7 +487,8 @@ export class IndexValueCorruptError extends RankdError {
  *
  * @example
  * ```ts
- * import { defineApp, MalformedRequestError } from 'rankd';
+ * import { defineApp } from 'rankd';
+ * import { MalformedRequestError } from 'rankd/server';
  *
  * export default defineApp({
  *   server: async (server) => {
@@ -518,7 +512,8 @@ export class MalformedRequestError extends RankdError {
  *
  * @example
  * ```ts
- * import { defineApp, UnauthorizedError } from 'rankd';
+ * import { defineApp } from 'rankd';
+ * import { UnauthorizedError } from 'rankd/server';
  *
  * export default defineApp({
  *   server: async (server) => {
@@ -545,7 +540,8 @@ export class UnauthorizedError extends RankdError {
  *
  * @example
  * ```ts
- * import { defineApp, ForbiddenError } from 'rankd';
+ * import { defineApp } from 'rankd';
+ * import { ForbiddenError } from 'rankd/server';
  *
  * export default defineApp({
  *   server: async (server) => {
@@ -568,7 +564,7 @@ export class ForbiddenError extends RankdError {
  *
  * @example
  * ```ts
- * import { ModelNotFoundError } from 'rankd';
+ * import { ModelNotFoundError } from 'rankd/server';
  *
  * const error = new ModelNotFoundError('rankr', ['ranker', 'ctr']);
  * console.log(error.statusCode, error.message); // 404 No file-backed model is named "rankr"; ...
@@ -589,7 +585,7 @@ export class ModelNotFoundError extends RankdError {
  *
  * @example
  * ```ts
- * import { ConfigError, loadConfig } from 'rankd';
+ * import { ConfigError, loadConfig } from 'rankd/server';
  *
  * try {
  *   loadConfig({ PORT: 'x' });
@@ -609,7 +605,7 @@ export class ConfigError extends RankdError {
  *
  * @example
  * ```ts
- * import { AppLoadError } from 'rankd';
+ * import { AppLoadError } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * try {
@@ -691,7 +687,8 @@ export class ExperimentLookupError extends RankdError {
  *
  * @example
  * ```ts
- * import { AppMisuseError, getFeature } from 'rankd';
+ * import { AppMisuseError } from 'rankd/server';
+ * import { getFeature } from 'rankd';
  *
  * try {
  *   getFeature('product::p1', 'product_stats:ctr_7d'); // outside a request
@@ -738,14 +735,6 @@ export class ModelInvalidError extends RankdError {
  * What a cluster node's outage means and what to do, quoting the cluster's `cluster-node-timeout`
  * (`CONFIG GET cluster-node-timeout` on a node) when rankd could read it, else Redis's default.
  * {@link CLUSTER_FAILOVER_ADVICE} is the latter.
- *
- * @example
- * ```ts
- * import { clusterFailoverAdvice } from 'rankd';
- *
- * // "... seen the node down for cluster-node-timeout (5000 ms on this cluster) ..."
- * console.warn(`shop sync paused. ${clusterFailoverAdvice(5000)}`);
- * ```
  */
 export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string {
   const timeout =
@@ -768,7 +757,7 @@ export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string
  *
  * @example
  * ```ts
- * import { ClusterDownError } from 'rankd';
+ * import { ClusterDownError } from 'rankd/server';
  *
  * const error = new ClusterDownError('10.0.0.1:7000', 'every master refuses queries (CLUSTERDOWN The cluster is down)');
  * console.log(error.statusCode, error.code); // 503 RANKD_REDIS_UNAVAILABLE
@@ -780,7 +769,7 @@ export class ClusterDownError extends RedisUnavailableError {
 
   /**
    * `seeds`: the cluster's seed nodes (named in the log only); `reason`: why no master serves, as a
-   * clause; `advice`: {@link clusterFailoverAdvice} with the cluster's own node timeout, when known.
+   * clause; `advice`: the failover advice with the cluster's own node timeout, when known.
    */
   constructor(seeds: string, reason: string, advice = CLUSTER_FAILOVER_ADVICE, cause?: unknown) {
     super(seeds, cause, true);
@@ -797,7 +786,7 @@ export class ClusterDownError extends RedisUnavailableError {
  *
  * @example
  * ```ts
- * import { OverloadedError } from 'rankd';
+ * import { OverloadedError } from 'rankd/server';
  *
  * const error = new OverloadedError('The server is busy with expensive requests', 2);
  * console.log(error.statusCode, error.headers); // 503 { 'retry-after': '2' }
@@ -825,7 +814,7 @@ export class OverloadedError extends RankdError {
  *
  * @example
  * ```ts
- * import { LoopbackOnlyError } from 'rankd';
+ * import { LoopbackOnlyError } from 'rankd/server';
  *
  * console.log(new LoopbackOnlyError().message); // names API_KEYS and ADMIN_API_KEYS
  * ```

@@ -3,7 +3,8 @@
  *
  * @example
  * ```ts
- * import { type ErrorLocation, ValidationError } from 'rankd';
+ * import { type ErrorLocation } from 'rankd/server';
+ * import { ValidationError } from 'rankd';
  *
  * const where: ErrorLocation = ['body', 'candidates', 3, 'product_id'];
  * throw ValidationError.at(where, 'must be a string', 'type');

@@ -5,15 +5,6 @@ import { HIDDEN_ADDRESS, hostsOf, withoutAddresses } from './addresses.js';
  * answers and cluster errors put in a body goes through here, and only through here, so that the
  * rule about showing internal hosts to API clients is applied in one place: the address itself
  * with `EXPOSE_REDIS_ADDRESS=true` (`expose`), else `<address>`. Log lines name nodes directly.
- *
- * @example
- * ```ts
- * import { loadConfig, redisAddressForResponse } from 'rankd';
- *
- * const config = loadConfig();
- * // What a response may say about Redis's address: hidden unless EXPOSE_REDIS_ADDRESS=true.
- * console.log(redisAddressForResponse('10.0.0.5:6379', config.EXPOSE_REDIS_ADDRESS));
- * ```
  */
 export function redisAddressForResponse(address: string, expose: boolean): string {
   return expose ? address : HIDDEN_ADDRESS;
@@ -22,14 +13,6 @@ export function redisAddressForResponse(address: string, expose: boolean): strin
 /**
  * What a Redis Cluster node said (`connect ECONNREFUSED 10.0.0.3:6379`) as a response body shows
  * it: as is with `expose`, else with every address, `node`'s host included, left out.
- *
- * @example
- * ```ts
- * import { redisReasonForResponse } from 'rankd';
- *
- * // A client's error text with the node's address left out.
- * console.log(redisReasonForResponse('connect ECONNREFUSED 10.0.0.5:6379', '10.0.0.5:6379', false));
- * ```
  */
 export function redisReasonForResponse(reason: string, node: string, expose: boolean): string {
   return expose ? reason : withoutAddresses(reason, hostsOf(node));

@@ -2,14 +2,6 @@ import type { ErrorLocation, FieldProblem } from './rankd-error.js';
 
 /**
  * The fields of a schema validation error that rankd reads (TypeBox and Ajv share them).
- *
- * @example
- * ```ts
- * import { problemsFromSchemaErrors, type SchemaError } from 'rankd';
- *
- * const errors: SchemaError[] = [{ keyword: 'required', instancePath: '', message: "must have property 'sku'", params: { missingProperty: 'sku' } }];
- * console.log(problemsFromSchemaErrors(errors, ['body']));
- * ```
  */
 export interface SchemaError {
   keyword: string;
@@ -23,22 +15,6 @@ export interface SchemaError {
 
 /**
  * A value and its schema: what {@link problemsFromSchemaErrors} needs to say what was sent and what is known.
- *
- * @example
- * ```ts
- * import { problemsFromSchemaErrors, type SchemaContext } from 'rankd';
- *
- * // With the body sent and its schema, the message says what was sent.
- * const context: SchemaContext = {
- *   value: { user_page_size: '2' },
- *   schema: { type: 'object', properties: { user_page_size: { type: 'integer' } } },
- * };
- * const problems = problemsFromSchemaErrors(
- *   [{ keyword: 'type', instancePath: '/user_page_size', params: { type: 'integer' }, context }],
- *   ['body'],
- * );
- * console.log(problems[0]?.msg); // user_page_size: expected an integer, got the string "2"
- * ```
  */
 export interface SchemaContext {
   /** The schema that was checked (JSON Schema, as TypeBox builds it). */
@@ -58,18 +34,6 @@ const HTTP_PARTS = new Set(['body', 'querystring', 'query', 'params', 'headers']
  * sent (`user_page_size: expected an integer, got the string "2"`); an unknown field once, with the
  * known ones (`unknown field "pirce" in candidates[3]; known fields: ...`). No message is a
  * validator's wording ("must be ...", "schema is false").
- *
- * @example
- * ```ts
- * import { problemsFromSchemaErrors, ValidationError } from 'rankd';
- *
- * // A JSON-schema validator's errors (Ajv-like) as rankd's problems, under a location.
- * const problems = problemsFromSchemaErrors(
- *   [{ keyword: 'type', instancePath: '/qty', message: 'must be integer', params: {} }],
- *   ['body'],
- * );
- * throw new ValidationError(problems);
- * ```
  */
 export function problemsFromSchemaErrors(
   errors: readonly SchemaError[],
@@ -137,13 +101,6 @@ export function problemsFromSchemaErrors(
 
 /**
  * `unknown field "pirce" in candidates[3]; known fields: brand, price, product_id`.
- *
- * @example
- * ```ts
- * import { unknownFieldMessage } from 'rankd';
- *
- * console.log(unknownFieldMessage('pirce', ['candidates', 3], ['brand', 'price', 'product_id']));
- * ```
  */
 export function unknownFieldMessage(
   name: string,
@@ -157,13 +114,6 @@ export function unknownFieldMessage(
 
 /**
  * A location as a person writes it: `candidates[3].price`; the body itself is `the body`.
- *
- * @example
- * ```ts
- * import { fieldName } from 'rankd';
- *
- * console.log(fieldName(['candidates', 3, 'price'])); // candidates[3].price
- * ```
  */
 export function fieldName(path: ReadonlyArray<string | number>): string {
   let text = '';

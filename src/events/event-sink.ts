@@ -8,7 +8,7 @@ import type { EventPolicy, RankdEvent, RequestEvents } from './recorder.js';
  *
  * @example
  * ```ts
- * import { buildServer, type EventSinkStats } from 'rankd';
+ * import { buildServer, type EventSinkStats } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * const server = await buildServer({ app });
@@ -83,7 +83,7 @@ export interface EventSinkOptions {
  *
  * @example
  * ```ts
- * import { buildServer, type EventSink } from 'rankd';
+ * import { buildServer, type EventSink } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * const server = await buildServer({ app });

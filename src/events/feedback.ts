@@ -61,7 +61,7 @@ export function feedbackBodySchema(entityTypes: readonly string[], maxBatch: num
  *
  * @example
  * ```ts
- * import type { FeedbackInput } from 'rankd';
+ * import type { FeedbackInput } from 'rankd/server';
  *
  * // One item of POST /api/v1/events/feedback.
  * const click: FeedbackInput = { request_id: 'r1', entity_id: 'p1', feedback_type: 'click' };

@@ -6,7 +6,7 @@ import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
  *
  * @example
  * ```ts
- * import type { RankdEvent } from 'rankd';
+ * import type { RankdEvent } from 'rankd/server';
  * import app from './pipelines/main.js';
  * import { testApp } from 'rankd/testing';
  *
@@ -36,7 +36,7 @@ export interface RankdEvent {
  *
  * @example
  * ```ts
- * import { BUILT_IN_EVENT_TYPES } from 'rankd';
+ * import { BUILT_IN_EVENT_TYPES } from 'rankd/server';
  *
  * // An app's own event types must not take these names.
  * console.log(BUILT_IN_EVENT_TYPES.has('IMPRESSION')); // true

@@ -131,18 +131,6 @@ const SHARE_TOLERANCE = 1e-9;
  * The unit's bucket in [0, 1): the first 52 bits of SHA-1(`id:salt:unit`), a stable hash anyone
  * can recompute (e.g. in a notebook: `int(sha1(b'exp::u1').hexdigest()[:13], 16) / 16**13`), the
  * same in every process and version. 52 bits fit a double exactly.
- *
- * @example
- * ```ts
- * import { bucketOf, defineExperiment } from 'rankd';
- *
- * const test = defineExperiment({
- *   id: 'ranker_v2',
- *   variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }],
- * });
- * // The variant user u1 gets, outside any request (e.g. in a report).
- * console.log(test.variantAt(bucketOf(test.id, test.salt, 'u1')).name);
- * ```
  */
 export function bucketOf(experimentId: string, salt: string, unitId: string): number {
   const hex = createHash('sha1').update(`${experimentId}:${salt}:${unitId}`).digest('hex');

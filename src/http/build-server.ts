@@ -44,7 +44,7 @@ import { reportUnknownFields } from './unknown-fields.js';
  *
  * @example
  * ```ts
- * import { type BuildServerOptions, buildServer, loadConfig } from 'rankd';
+ * import { type BuildServerOptions, buildServer, loadConfig } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * const options: BuildServerOptions = { app, config: loadConfig({ LOG_LEVEL: 'warn' }) };
@@ -98,7 +98,7 @@ declare module 'fastify' {
  *
  * @example
  * ```ts
- * import { buildServer, loadConfig } from 'rankd';
+ * import { buildServer, loadConfig } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * // The server `rankd run` runs, in a program of your own.

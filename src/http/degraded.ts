@@ -9,7 +9,7 @@ import type { Degradation } from '../request/degradation.js';
  *
  * @example
  * ```ts
- * import { DEGRADED_HEADER } from 'rankd';
+ * import { DEGRADED_HEADER } from 'rankd/server';
  *
  * const answer = await fetch('http://localhost:5001/api/v1/ranking', {
  *   method: 'POST',

@@ -9,7 +9,7 @@ import type { RankdMetrics } from '../observability/metrics.js';
  *
  * @example
  * ```ts
- * import { NOT_IN_INDEX_HEADER } from 'rankd';
+ * import { NOT_IN_INDEX_HEADER } from 'rankd/server';
  *
  * const answer = await fetch('http://localhost:5001/api/v1/ranking', {
  *   method: 'POST',

@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
  *
  * @example
  * ```ts
- * import { buildServer, type LogStream, loadConfig } from 'rankd';
+ * import { buildServer, type LogStream, loadConfig } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * // Log lines (JSON) kept in memory, e.g. for a test that reads them.

@@ -28,7 +28,7 @@ export const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000
  *
  * @example
  * ```ts
- * import type { EventCounts } from 'rankd';
+ * import type { EventCounts } from 'rankd/server';
  *
  * const counts: EventCounts = { written: 120, dropped: 2, droppedBy: { buffer_full: 2 } };
  * console.log(counts.dropped / (counts.written + counts.dropped));
@@ -55,7 +55,7 @@ export interface EventCounts {
  *
  * @example
  * ```ts
- * import type { AdmissionCounts } from 'rankd';
+ * import type { AdmissionCounts } from 'rankd/server';
  *
  * const now: AdmissionCounts = { cheapCost: 250, expensiveCost: 11_530, waiting: 3, loopDelayMs: 12 };
  * console.log(now.expensiveCost > now.cheapCost);
@@ -146,7 +146,7 @@ export async function renderSummed(
  *
  * @example
  * ```ts
- * import { buildServer } from 'rankd';
+ * import { buildServer } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * const server = await buildServer({ app });

@@ -19,7 +19,8 @@ const listeners = globals[LISTENERS_KEY] as Set<ModelReloadListener>;
  *
  * @example
  * ```ts
- * import { defineModel, reportModelReload } from 'rankd';
+ * import { defineModel } from 'rankd';
+ * import { reportModelReload } from 'rankd/server';
  *
  * let weights = [1];
  * // A model of your own that reloads its parameters counts them in rankd_model_reloads_total.

@@ -16,7 +16,7 @@ type Context = import('@opentelemetry/api').Context;
  *
  * @example
  * ```ts
- * import { buildServer, loadConfig, type SpanExporterLike } from 'rankd';
+ * import { buildServer, loadConfig, type SpanExporterLike } from 'rankd/server';
  * import app from './pipelines/main.js';
  *
  * // Spans kept in memory (with OTEL_ENABLED=true), as a test would keep them.

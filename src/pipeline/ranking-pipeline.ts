@@ -37,22 +37,6 @@ import { runShadow, type ShadowOptions } from './shadow-run.js';
 
 /**
  * Most candidates in one ranking request unless the pipeline says otherwise.
- *
- * @example
- * ```ts
- * import { DEFAULT_MAX_CANDIDATES, defineRankingPipeline } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * // Twice the default number of candidates a request may send.
- * export const Wide = defineRankingPipeline({
- *   name: 'Wide',
- *   path: '/wide',
- *   candidate: Product,
- *   model: RankingModel,
- *   maxCandidates: 2 * DEFAULT_MAX_CANDIDATES,
- * });
- * ```
  */
 export const DEFAULT_MAX_CANDIDATES = 1000;
 

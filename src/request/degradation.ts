@@ -24,7 +24,7 @@ export interface DegradedNode {
  *
  * @example
  * ```ts
- * import type { DegradedBody } from 'rankd';
+ * import type { DegradedBody } from 'rankd/server';
  *
  * const answer = await fetch('http://localhost:5001/api/v1/ranking', {
  *   method: 'POST',

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import type { PipelineStage } from 'rankd';
+ * import type { PipelineStage } from 'rankd/server';
  *
  * const stages: PipelineStage[] = ['hydrate', 'features', 'realtime_features', 'model', 'business_logic', 'paginate'];
  * console.log(stages.join(' → '));
@@ -36,7 +36,7 @@ export const PIPELINE_STAGES: readonly PipelineStage[] = [
  *
  * @example
  * ```ts
- * import type { StageObserver } from 'rankd';
+ * import type { StageObserver } from 'rankd/server';
  *
  * // Receives each stage's start and end (performance.now() ms) of every request it observes.
  * const slowStages: StageObserver = {

@@ -5,7 +5,7 @@ import { TrainingInputError } from './training-error.js';
 /** One row as an export or a test writes it.  *
  * @example
  * ```ts
- * import type { RankingRow } from 'rankd';
+ * import type { RankingRow } from 'rankd/training';
  *
  * // A purchased product (label 3) shown for request r-17; values by feature name.
  * const row: RankingRow = { group: 'r-17', label: 3, values: { price: 12.5, rating: 4.6 } };
@@ -39,7 +39,7 @@ function numberOrNaN(value: unknown): number {
  *
  * @example
  * ```ts
- * import { datasetFromRows } from 'rankd';
+ * import { datasetFromRows } from 'rankd/training';
  *
  * // Rows as an export gives them: the request as the group, a graded label, values by name.
  * const dataset = datasetFromRows(

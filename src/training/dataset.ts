@@ -7,7 +7,7 @@ import { TrainingInputError } from './training-error.js';
  *
  * @example
  * ```ts
- * import type { RankingDataset } from 'rankd';
+ * import type { RankingDataset } from 'rankd/training';
  *
  * // Two query groups (2 and 3 rows) of two features; NaN is a missing value.
  * const dataset: RankingDataset = {

@@ -1,5 +1,5 @@
 /**
- * Training ranking models: LambdaMART gradient-boosted trees written as XGBoost JSON, the file
+ * `rankd/training`: training ranking models offline: LambdaMART gradient-boosted trees written as XGBoost JSON, the file
  * rankd's `gbdtModel` serves. `rankd train` builds its data set from the event log and calls
  * {@link trainLambdaMart}.
  *
@@ -10,13 +10,11 @@
  * console.log(ndcgAt(model.predict(validation.values, validation.rows), validation.labels, validation.groups, 10));
  * ```
  */
-export { binFeatures, binOf, type FeatureBins } from './bins.js';
-export { checkDataset, MAX_LABEL, type RankingDataset } from './dataset.js';
+export type { RankingDataset } from './dataset.js';
 export { datasetFromRows, type RankingRow } from './dataset-from-rows.js';
 export { type TrainProgress, trainLambdaMart } from './lambdamart.js';
-export { ndcgAt, ndcgByGroup } from './ndcg.js';
-export { sliceGroups, splitByGroups } from './split-dataset.js';
-export { type ResolvedTrainOptions, resolveTrainOptions, type TrainOptions } from './train-options.js';
+export { ndcgAt } from './ndcg.js';
+export { splitByGroups } from './split-dataset.js';
+export type { TrainOptions } from './train-options.js';
 export { type FeatureImportance, TrainedModel, type TreeHistory } from './trained-model.js';
-export type { TrainedTree } from './trained-tree.js';
 export { TrainingInputError } from './training-error.js';

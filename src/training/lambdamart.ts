@@ -13,7 +13,7 @@ import { TreeGrower } from './tree-grower.js';
 /** Where training is, after each tree (its NDCG@ndcgAt on each set).  *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups, trainLambdaMart, type TrainProgress } from 'rankd';
+ * import { datasetFromRows, splitByGroups, trainLambdaMart, type TrainProgress } from 'rankd/training';
  *
  * const rows = Array.from({ length: 200 }, (_, i) => ({
  *   group: Math.floor(i / 10),
@@ -76,7 +76,7 @@ function sameFeatures(train: RankingDataset, validation: RankingDataset): void {
  * @example
  * ```ts
  * import { writeFile } from 'node:fs/promises';
- * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd';
+ * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd/training';
  *
  * // Rows of query groups: a label (higher is better) and the features' values.
  * const rows = Array.from({ length: 400 }, (_, i) => ({

@@ -65,7 +65,7 @@ export function ndcgByGroup(
  *
  * @example
  * ```ts
- * import { ndcgAt } from 'rankd';
+ * import { ndcgAt } from 'rankd/training';
  *
  * // Two groups of three rows; the scores order the first perfectly and the second backwards.
  * const scores = [3, 2, 1, 1, 2, 3];

@@ -25,7 +25,7 @@ export function sliceGroups(dataset: RankingDataset, fromGroup: number, toGroup:
  *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups } from 'rankd';
+ * import { datasetFromRows, splitByGroups } from 'rankd/training';
  *
  * const rows = Array.from({ length: 200 }, (_, i) => ({
  *   group: Math.floor(i / 10),

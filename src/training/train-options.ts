@@ -3,7 +3,7 @@ import { TrainingInputError } from './training-error.js';
 /** How {@link trainLambdaMart} grows its trees. Every field is optional.  *
  * @example
  * ```ts
- * import type { TrainOptions } from 'rankd';
+ * import type { TrainOptions } from 'rankd/training';
  *
  * // Smaller steps, more trees, stop when validation NDCG@10 has not improved for 30 trees.
  * const options: TrainOptions = { trees: 1000, learningRate: 0.05, earlyStoppingRounds: 30, ndcgAt: 10 };

@@ -6,7 +6,7 @@ import { xgboostDocument, xgboostJsonText } from './xgboost-writer.js';
 /** What training measured after one tree.  *
  * @example
  * ```ts
- * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd';
+ * import { datasetFromRows, splitByGroups, trainLambdaMart } from 'rankd/training';
  *
  * const rows = Array.from({ length: 200 }, (_, i) => ({
  *   group: Math.floor(i / 10),
@@ -42,7 +42,7 @@ export interface TreeHistory {
 /** How much a feature's splits reduced the training objective.  *
  * @example
  * ```ts
- * import { datasetFromRows, trainLambdaMart } from 'rankd';
+ * import { datasetFromRows, trainLambdaMart } from 'rankd/training';
  *
  * const rows = Array.from({ length: 200 }, (_, i) => ({
  *   group: Math.floor(i / 10),
@@ -70,7 +70,7 @@ export interface FeatureImportance {
  * @example
  * ```ts
  * import { writeFile } from 'node:fs/promises';
- * import { datasetFromRows, trainLambdaMart } from 'rankd';
+ * import { datasetFromRows, trainLambdaMart } from 'rankd/training';
  *
  * const rows = Array.from({ length: 200 }, (_, i) => ({
  *   group: Math.floor(i / 10),

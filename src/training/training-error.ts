@@ -7,7 +7,7 @@ import { ErrorCode, RankdError } from '../errors/index.js';
  *
  * @example
  * ```ts
- * import { datasetFromRows, TrainingInputError } from 'rankd';
+ * import { datasetFromRows, TrainingInputError } from 'rankd/training';
  *
  * try {
  *   datasetFromRows(['price'], [{ group: 1, label: 1, values: [1, 2] }]); // two values, one feature

@@ -11,8 +11,8 @@ import {
   Feature,
   getFeature,
   logEvent,
-  type RankdEvent,
 } from '../../src/index.js';
+import type { RankdEvent } from '../../src/server.js';
 import { rawClient, sleep, TemplateProduct, uploadEntities } from './ranking-app.js';
 import type { TestRedis } from './redis-server.js';
 import { testServer } from './server.js';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
 import fc from 'fast-check';
 // The template imports `rankd` (the built package): the server is built from the same module.
-import { buildServer, loadConfig } from 'rankd';
+import { buildServer, loadConfig } from 'rankd/server';
 import app from '../../template/pipelines/main.js';
 import { answerFromWorker } from './in-worker.js';
 import { codeUnit, TRICKY, trickyText } from './tricky-text.js';
