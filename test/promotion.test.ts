@@ -24,11 +24,11 @@ import {
   Feature,
   gbdtModel,
   ProductEntity,
-  type RankdEvent,
   Type,
 } from '../src/index.js';
 import { RedisConnection } from '../src/redis/connection.js';
 import { RedisKeys } from '../src/redis/keys.js';
+import type { RankdEvent } from '../src/server.js';
 import { CLI, ROOT } from './helpers/cli-service.js';
 import { uploadEntities } from './helpers/ranking-app.js';
 import { startTestRedis, type TestRedis } from './helpers/redis-server.js';
@@ -57,13 +57,14 @@ const X = defineRealtimeFeatures({
   name: 'x',
   entity: Product,
   features: Object.fromEntries(INPUTS.map((name) => [name.slice(2), Feature.float()])),
-  compute: (p) => Object.fromEntries(INPUTS.map((name, i) => [name.slice(2), ((p.price * (i + 3)) % 7) - 3])),
+  compute: (p) =>
+    Object.fromEntries(INPUTS.map((name, i) => [name.slice(2), (((p.price ?? 0) * (i + 3)) % 7) - 3])),
 });
 const Cheap = defineModel({
   name: 'Cheap',
   version: 'c1',
   entity: Product,
-  score: (products) => products.map((p) => -p.price),
+  score: (products) => products.map((p) => -(p.price ?? 0)),
 });
 const Challenger = gbdtModel({
   name: 'Challenger',
@@ -99,7 +100,7 @@ before(async () => {
   redis = await startTestRedis();
   server = await testServer(redis, { app, env: { PROJECT_NAME: PROJECT } });
   await uploadEntities(server, 'product', PRODUCTS);
-  connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 1000 });
+  connection = new RedisConnection({ url: redis.url, connectTimeoutMs: 1000, commandTimeoutMs: 2000 });
   connection.connect();
   assert.ok(await connection.waitUntilReady(5000));
   store = new PromotionStore(connection, new RedisKeys(PROJECT, '1'));
