@@ -274,7 +274,8 @@ export function summary(trials: readonly SeedTrial[]): string[] {
   return lines;
 }
 
-function seedList(text: string): number[] {
+/** Seeds from `1-20` or `1,3,5-7`. */
+export function seedList(text: string): number[] {
   return text.split(',').flatMap((part) => {
     const [a, b] = part.split('-').map(Number);
     return b === undefined

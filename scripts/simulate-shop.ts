@@ -1,13 +1,14 @@
 /**
  * `node --import tsx scripts/simulate-shop.ts [--requests N] [--fresh N] [--seed S] [--eta E]
- * [--force] [--no-debias]`: the whole training loop on a simulated shop (scripts/shop/). Hidden
+ * [--force] [--no-debias] [--via interleave]`: the whole training loop on a simulated shop (scripts/shop/). Hidden
  * shoppers search, rankd (`rankd run` of the template app, in a project of its own) ranks, they
  * click, add to cart and buy following a utility rankd never sees, with position bias
  * (examination 1/(k+1)^η, k from 0), and the shop posts their feedback. Then `rankd train
  * --promote` (the real CLI, a child process) estimates the position bias, trains, and the gate
  * decides; when it promotes, the server reloads the model. `rankd evaluate` judges the trained trees
  * with their leaves negated (the gate's negative control). The same fresh visits are ranked before
- * and after: NDCG@8 against the hidden utility, and clicks per page. Needs `npm run build`.
+ * and after: NDCG@8 against the hidden utility, and clicks per page. `--via interleave`: the
+ * promotion waits for the shoppers instead (see simulateInterleavePromotion). Needs `npm run build`.
  */
 
 import { join } from 'node:path';
@@ -52,16 +53,26 @@ export function figuresLine(name: string, figures: ModelFigures): string {
   return `${name.padEnd(16)} NDCG@8 ${figures.ndcg.toFixed(3)}   clicks per page ${figures.clicksPerPage.toFixed(3)}`;
 }
 
-/** Runs the loop; see the module's comment. */
-export async function simulateShop(options: SimulationOptions = {}): Promise<SimulationResult> {
+/** A run's shop, opened: its seeded draws, and the number of requests to log first (said in the log). */
+async function openShop(options: {
+  seed?: number;
+  eta?: number;
+  requests?: number;
+  log?: (line: string) => void;
+}) {
   const log = options.log ?? (() => undefined);
   const seed = options.seed ?? 7;
   const eta = options.eta ?? 1;
-  const random = seededRandom(seed);
   const session = await ShopSession.open({ seed, eta, log });
+  const requests = options.requests ?? 3000;
+  log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
+  return { log, random: seededRandom(seed), session, requests, eta };
+}
+
+/** Runs the loop; see the module's comment. */
+export async function simulateShop(options: SimulationOptions = {}): Promise<SimulationResult> {
+  const { log, random, session, requests } = await openShop(options);
   try {
-    const requests = options.requests ?? 3000;
-    log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
     const heldOut = Math.round(requests * 0.8);
     const { marks, end } = await session.logVisits(session.shop.visits(requests, 'train', random), random, [
       heldOut,
@@ -116,6 +127,111 @@ export async function simulateShop(options: SimulationOptions = {}): Promise<Sim
   }
 }
 
+/** What a run of promotion by interleaving is given. */
+export interface InterleaveOptions {
+  /** Requests logged before training. @defaultValue 3000 */
+  requests?: number;
+  /** Fresh visits ranked by each model to measure the truth. @defaultValue 1000 */
+  fresh?: number;
+  /** Visits between two `rankd promotion decide`. @defaultValue 500 */
+  round?: number;
+  /** The most rounds before giving up (the time limit is not reached in a run). @defaultValue 20 */
+  rounds?: number;
+  seed?: number;
+  eta?: number;
+  /** `rankd train --force`: start the trial even when the gate finds the model worse. */
+  force?: boolean;
+  log?: (line: string) => void;
+}
+
+/** What a run of promotion by interleaving did. */
+export interface InterleaveResult {
+  train: CommandRun;
+  /** Each `rankd promotion decide`, in order; the last one decided, unless it ran out of rounds. */
+  decides: CommandRun[];
+  /** Visits served while the promotion ran. */
+  visits: number;
+  handWeighted: ModelFigures;
+  /** The candidate's figures on the same fresh visits (served by hand for the measure, whatever was decided). */
+  candidate: ModelFigures;
+  /** Whether the server serves the candidate at the end. */
+  promoted: boolean;
+}
+
+/**
+ * Promotion by interleaving on the simulated shop: log requests under the hand-weighted model,
+ * `rankd train --promote --via interleave` (the candidate becomes the challenger of the template's
+ * `ranker_challenge` interleaving, a fifth of requests), then shoppers keep visiting and, after
+ * every round of visits, `rankd promotion decide` looks; once it decides, the result is what the
+ * server serves. The truth: both models measured on the same fresh visits (NDCG@8 against the
+ * hidden utility).
+ */
+export async function simulateInterleavePromotion(
+  options: InterleaveOptions = {},
+): Promise<InterleaveResult> {
+  const { log, random, session, requests } = await openShop(options);
+  try {
+    const { end } = await session.logVisits(session.shop.visits(requests, 'train', random), random);
+    const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
+    const handWeighted = await session.measure(fresh, 'hand');
+    const args = [
+      'train',
+      '--since',
+      '1h',
+      '--until',
+      end,
+      '--promote',
+      '--via',
+      'interleave',
+      '--no-progress',
+    ];
+    if (options.force === true) args.push('--force');
+    const train = await session.cli(args);
+    for (const line of `${train.stdout}${train.stderr}`.trim().split('\n')) log(line);
+    if (train.code !== 0)
+      throw new Error(`rankd train --via interleave did not start a promotion (${train.code})`);
+    await session.waitForInterleaving('ranker_challenge');
+    const decides: CommandRun[] = [];
+    const round = options.round ?? 500;
+    let visits = 0;
+    log(`$ rankd promotion decide    (after each round of ${round} visits)`);
+    for (let r = 1; r <= (options.rounds ?? 20); r++) {
+      await session.logVisits(session.shop.visits(round, `trial-${r}`, random), random);
+      visits += round;
+      const decide = await session.cli(['promotion', 'decide'], true);
+      decides.push(decide);
+      if (decide.code !== 4) {
+        for (const line of `${decide.stdout}${decide.stderr}`.trim().split('\n')) log(line);
+        break;
+      }
+      log(
+        decide.stdout
+          .trim()
+          .replace(/^promotion of \S+: running since .*? at the latest: /, `after ${visits} visits: `),
+      );
+    }
+    const last = decides.at(-1);
+    const promoted = last?.code === 0;
+    const candidateFile = 'models/ranker-candidate.json';
+    const { createHash } = await import('node:crypto');
+    if (promoted)
+      await session.waitForModel(createHash('sha256').update(session.read(candidateFile)).digest('hex'));
+    // The truth, whatever was decided: the candidate served to the same fresh visits.
+    if (!promoted) await session.install(candidateFile);
+    const candidate = await session.measure(fresh, 'candidate');
+    log(figuresLine('hand-weighted', handWeighted));
+    log(figuresLine('candidate', candidate));
+    const change = candidate.ndcg - handWeighted.ndcg;
+    log(
+      `decision after ${visits} visits: ${promoted ? 'promoted' : last?.code === 3 ? 'withdrawn' : 'undecided'}; ` +
+        `true NDCG@8 change of the candidate ${change >= 0 ? '+' : '−'}${Math.abs(change).toFixed(3)}`,
+    );
+    return { train, decides, visits, handWeighted, candidate, promoted };
+  } finally {
+    await session.close();
+  }
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
@@ -125,15 +241,26 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       eta: { type: 'string' },
       force: { type: 'boolean' },
       'no-debias': { type: 'boolean' },
+      via: { type: 'string', default: 'logs' },
     },
   });
-  await simulateShop({
-    ...(values.requests ? { requests: Number(values.requests) } : {}),
-    ...(values.fresh ? { fresh: Number(values.fresh) } : {}),
-    ...(values.seed ? { seed: Number(values.seed) } : {}),
-    ...(values.eta ? { eta: Number(values.eta) } : {}),
-    ...(values.force ? { force: true } : {}),
-    ...(values['no-debias'] ? { debias: false } : {}),
-    log: (line) => console.log(line),
-  });
+  if (values.via === 'interleave')
+    await simulateInterleavePromotion({
+      ...(values.requests ? { requests: Number(values.requests) } : {}),
+      ...(values.fresh ? { fresh: Number(values.fresh) } : {}),
+      ...(values.seed ? { seed: Number(values.seed) } : {}),
+      ...(values.eta ? { eta: Number(values.eta) } : {}),
+      ...(values.force ? { force: true } : {}),
+      log: (line) => console.log(line),
+    });
+  else
+    await simulateShop({
+      ...(values.requests ? { requests: Number(values.requests) } : {}),
+      ...(values.fresh ? { fresh: Number(values.fresh) } : {}),
+      ...(values.seed ? { seed: Number(values.seed) } : {}),
+      ...(values.eta ? { eta: Number(values.eta) } : {}),
+      ...(values.force ? { force: true } : {}),
+      ...(values['no-debias'] ? { debias: false } : {}),
+      log: (line) => console.log(line),
+    });
 }

@@ -56,3 +56,48 @@ test('without whenMissing, a missing file still stops the start', async () => {
   const model = gbdtModel({ name: 'Alone', file: join(dir, 'none.json'), features: ['g:a'], watch: false });
   await assert.rejects(model.initialize(QUIET), /cannot read model file/);
 });
+
+test('a file removed after it loaded hands scoring back to whenMissing; back again, it loads', async () => {
+  const Fallback = defineModel({
+    name: 'Fallback',
+    version: '3',
+    score: (entities) => entities.map(() => 7),
+  });
+  const file = join(dir, 'models', 'removed.json');
+  writeFileSync(file, fixture);
+  const inputs = ['g:a', 'g:b', 'g:c', 'g:d', 'g:e', 'g:f'];
+  const model = gbdtModel({ name: 'Trained', file, features: inputs, whenMissing: Fallback, watch: false });
+  await model.initialize(QUIET);
+  assert.equal(model.usingFallback, false);
+  const loaded = model.version;
+  rmSync(file);
+  const removed = await model.reload();
+  assert.deepEqual([removed.status, removed.version], ['reloaded', 'Fallback@3']);
+  assert.equal(model.usingFallback, true);
+  assert.deepEqual(await model.score([{}], {}), [7]);
+  assert.equal((await model.reload()).status, 'unchanged');
+  writeFileSync(file, fixture);
+  assert.equal((await model.reload()).status, 'reloaded');
+  assert.equal(model.usingFallback, false);
+  assert.equal(model.version?.split('/')[2], loaded?.split('/')[2], 'the same bytes again');
+  await model.dispose();
+});
+
+test('without whenMissing, a removed file leaves the loaded version serving', async () => {
+  const file = join(dir, 'kept.json');
+  writeFileSync(file, fixture);
+  const model = gbdtModel({
+    name: 'Kept',
+    file,
+    features: ['g:a', 'g:b', 'g:c', 'g:d', 'g:e', 'g:f'],
+    watch: false,
+  });
+  await model.initialize(QUIET);
+  const version = model.version;
+  rmSync(file);
+  const result = await model.reload();
+  assert.equal(result.status, 'failed');
+  assert.equal(result.version, version);
+  assert.equal(model.usingFallback, false);
+  await model.dispose();
+});

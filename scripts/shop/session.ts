@@ -167,9 +167,9 @@ export class ShopSession {
     return { ndcg, clicksPerPage: clicked / visits.length, perVisit };
   }
 
-  /** Runs `rankd <args>` in the project, as a shop's engineer would. */
-  cli(args: readonly string[]): Promise<CommandRun> {
-    this.#log(`$ rankd ${args.join(' ')}`);
+  /** Runs `rankd <args>` in the project, as a shop's engineer would; `quiet`: the command is not logged. */
+  cli(args: readonly string[], quiet = false): Promise<CommandRun> {
+    if (!quiet) this.#log(`$ rankd ${args.join(' ')}`);
     return new Promise((resolve) =>
       execFile(
         process.execPath,
@@ -196,6 +196,27 @@ export class ShopSession {
     })) as { events: Array<{ event_type: string; event_data: Record<string, unknown> }> };
     const model = body.events.find((e) => e.event_type === 'MODEL');
     return String(model?.event_data.model_version ?? '');
+  }
+
+  /**
+   * Waits until the server interleaves for experiment `id`: a probe forced into its interleaved
+   * variant gets an INTERLEAVING event once the challenger's file is loaded (before, the
+   * experiment is off and the probe is served as without it).
+   */
+  async waitForInterleaving(id: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      this.#probes += 1;
+      const body = (await this.#post('/api/v1/ranking', {
+        request_id: `probe-${this.#probes}`,
+        candidates: this.shop.products.slice(0, 4).map((p) => ({ product_id: p.id })),
+        include_events: true,
+        overrides: { variants: { [id]: 'interleaved' } },
+      })) as { events: Array<{ event_type: string }> };
+      if (body.events.some((e) => e.event_type === 'INTERLEAVING')) return;
+      if (Date.now() > deadline) throw new Error(`the server did not start interleaving ${id}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
   }
 
   /** Installs a model file as the project's models/ranker.json and waits until the server serves it. */

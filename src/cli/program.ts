@@ -8,6 +8,7 @@ import { registerExperimentCommands } from './experiment-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerLoadCommands } from './load-command.js';
 import { registerLoadSampleCommand } from './load-sample-command.js';
+import { registerPromotionCommands } from './promotion-command.js';
 import { registerRedisCommand } from './redis-command.js';
 import { registerRunCommand } from './run-command.js';
 import { registerTrainCommand } from './train-command.js';
@@ -31,6 +32,7 @@ export function createProgram(
   registerEventsCommands(program, { log, warn });
   registerTrainCommand(program, { log, warn });
   registerExperimentCommands(program, { log, warn });
+  registerPromotionCommands(program, { log, warn });
   registerEvaluateCommand(program, { log, warn });
   registerClientCommand(program, log);
   return program;

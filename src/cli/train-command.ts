@@ -1,13 +1,15 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { gbdtStageOf } from '../app/logged-requests.js';
 import type { TrainRankerResult } from '../app/train-ranker.js';
 import { ErrorCode, TrainingInputError } from '../errors/index.js';
+import { parseDuration } from '../events/export/time-range.js';
 import type { TrainOptions, TrainProgress } from '../training/index.js';
 import { CliError, type Log } from './cli-error.js';
 import { loadApp, projectRootOf, resolveAppPath } from './load-app.js';
 import { loggedRows } from './logged-rows.js';
 import { numberFlag } from './options.js';
+import { promotableInterleaving, startPromotion } from './promotion-command.js';
 import {
   comparisonLine,
   gateOptions,
@@ -15,6 +17,7 @@ import {
   notBetterReason,
   positionBiasLine,
 } from './promotion-gate.js';
+import { writeWhole } from './write-whole.js';
 
 /** `rankd train`'s options, as commander parses them. */
 export interface TrainCommandOptions {
@@ -32,6 +35,12 @@ export interface TrainCommandOptions {
   out?: string;
   validation: string;
   promote?: boolean;
+  /** How `--promote` decides: `logs` (the offline gate, now) or `interleave` (an online trial). */
+  via: string;
+  /** With `--via interleave`: the interleaving experiment, when the pipeline has several. */
+  experiment?: string;
+  /** With `--via interleave`: how long the trial may run before it is withdrawn undecided. */
+  timeLimit: string;
   force?: boolean;
   /** False with `--no-debias`: clicks as logged, not weighted by 1/examination. */
   debias: boolean;
@@ -63,6 +72,8 @@ export interface TrainCommandResult extends TrainRankerResult {
   readonly reportFile: string;
   /** The file the model was installed as, when promoted. */
   readonly promoted: string | undefined;
+  /** With `--via interleave`: the challenger file installed, when the trial started. */
+  readonly challenger: string | undefined;
   /** 0: better (or promoted with --force); 3: not better. */
   readonly exitCode: number;
 }
@@ -81,7 +92,14 @@ next to it (.report.json). --promote installs it as the stage's file, which runn
 reload, if the interval says it is better (or with --force). Model files resolve against the
 app's project: the nearest directory above the app module holding a package.json.
 
-Exit codes: 0 better (or promoted), 3 not better (worse or inconclusive: nothing installed), 1 error.`;
+--promote --via interleave waits for users instead: unless the gate finds the model worse (or with
+--force), it is installed as the challenger of the pipeline's interleaving experiment (a gbdtModel
+with whenMissing as its challenger), which then serves its share of requests interleaved, and the
+promotion is recorded in Redis. rankd promotion decide promotes it when a sequential test says it
+wins, and withdraws it when it loses or after --time-limit (docs/guides/train-a-model.md).
+
+Exit codes: 0 better (or promoted, or the trial started), 3 not better (worse or inconclusive:
+nothing installed), 1 error.`;
 
 /** A bar redrawn on a terminal, a line per tenth otherwise; on standard error. */
 function progressOf(stream: NonNullable<TrainOutput['progress']>, enabled: boolean) {
@@ -105,14 +123,6 @@ function progressOf(stream: NonNullable<TrainOutput['progress']>, enabled: boole
       }
     }
   };
-}
-
-/** Writes `text` to `path` by renaming a finished copy over it: a watcher never reads half a file. */
-async function writeWhole(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const partial = `${path}.${process.pid}.partial`;
-  await writeFile(partial, text);
-  await rename(partial, path);
 }
 
 /** The trainer's options from the command line; what is not given keeps the trainer's default. */
@@ -147,9 +157,37 @@ export async function runTrain(
       ErrorCode.CLI_USAGE,
     );
   const gate = gateOptions(options);
+  if (options.via !== 'logs' && options.via !== 'interleave')
+    throw new CliError(`--via ${options.via}: expected logs or interleave`, ErrorCode.CLI_USAGE);
+  const interleave = options.via === 'interleave';
+  if (interleave && options.promote !== true)
+    throw new CliError('--via interleave says how to promote: give --promote too', ErrorCode.CLI_USAGE);
+  const timeLimitMs = parseDuration(options.timeLimit);
+  if (timeLimitMs === undefined || timeLimitMs <= 0)
+    throw new CliError(
+      `--time-limit ${options.timeLimit}: expected a duration such as 7d`,
+      ErrorCode.CLI_USAGE,
+    );
+  const windowMs = parseDuration(options.window) ?? 0;
   const appPath = resolveAppPath(options.app, cwd);
   const app = await loadApp(appPath);
   const { trainRanker } = await import('../app/train-ranker.js');
+  let trial: ReturnType<typeof promotableInterleaving> | undefined;
+  if (interleave) {
+    try {
+      const { planned, stage } = gbdtStageOf(app, options.pipeline);
+      trial = promotableInterleaving(app, planned.pipeline.name, options.experiment);
+      if (trial.challenger.file === stage.file)
+        throw new CliError(
+          `interleaving ${trial.experiment.id}: its challenger's file is the serving model's (${stage.file})`,
+          ErrorCode.CLI_USAGE,
+        );
+    } catch (error) {
+      await app.close();
+      if (error instanceof TrainingInputError) throw new CliError(error.message, ErrorCode.INPUT_INVALID);
+      throw error;
+    }
+  }
   const { rows, what, skipped } = await loggedRows(options, cwd);
   let result: TrainRankerResult;
   try {
@@ -199,7 +237,29 @@ export async function runTrain(
   const better = report.gate.verdict === 'better';
   output.log(comparisonLine(`gate on the ${report.gate.pages} validation requests`, 'trained', report.gate));
   let promoted: string | undefined;
-  if (options.promote === true && (better || options.force === true)) {
+  let challenger: string | undefined;
+  if (trial !== undefined && (report.gate.verdict !== 'worse' || options.force === true)) {
+    const lines = await startPromotion(
+      {
+        appPath,
+        pipeline: result.pipeline,
+        experiment: trial.experiment,
+        challenger: trial.challenger,
+        serving: stage,
+        modelText,
+        timeLimitMs,
+        windowMs,
+        feedbackTypes: ['click'],
+      },
+      cwd,
+    );
+    challenger = trial.challenger.file;
+    for (const line of lines) output.log(line);
+  } else if (trial !== undefined) {
+    output.warn(
+      `rankd: not tried: the gate finds the trained model worse than the serving one: ${notBetterReason(report.gate)} (--force tries it anyway)`,
+    );
+  } else if (options.promote === true && (better || options.force === true)) {
     if (modelFile !== stage.file) await writeWhole(stage.file, modelText);
     promoted = stage.file;
     output.log(
@@ -210,8 +270,9 @@ export async function runTrain(
       `rankd: not promoted: the trained model is not better than the serving one: ${notBetterReason(report.gate)} (--force installs it anyway)`,
     );
   }
-  const exitCode = better || promoted !== undefined ? 0 : NOT_BETTER_EXIT_CODE;
-  return { ...result, modelFile, reportFile, promoted, exitCode };
+  const started = challenger !== undefined;
+  const exitCode = better || promoted !== undefined || started ? 0 : NOT_BETTER_EXIT_CODE;
+  return { ...result, modelFile, reportFile, promoted, challenger, exitCode };
 }
 
 /** Adds `rankd train` to `program`. */
@@ -233,7 +294,24 @@ export function registerTrainCommand(program: Command, output: { log: Log; warn:
     )
     .option('--validation <share>', 'share of the latest requests held out for validation', '0.2')
     .option('--promote', "install the model as the GBDT stage's file if the gate finds it better")
-    .option('--force', 'with --promote: install it even when it is not')
+    .option(
+      '--via <how>',
+      'with --promote: logs (the gate decides now) or interleave (an online trial decides: rankd promotion decide)',
+      'logs',
+    )
+    .option(
+      '--experiment <id>',
+      'with --via interleave: the interleaving experiment (when there are several)',
+    )
+    .option(
+      '--time-limit <duration>',
+      'with --via interleave: withdraw the candidate if still undecided after this (within the day the stream keeps beside the index)',
+      '23h',
+    )
+    .option(
+      '--force',
+      'with --promote: install it even when it is not (--via interleave: try it even when worse)',
+    )
     .option('--no-debias', 'train on clicks as logged, not weighted by 1/examination of their position')
     .option('--max-weight <x>', 'the most a click weighs (1/examination, clipped; default 10)')
     .option('--confidence <share>', "the gate's interval (default 0.95)")

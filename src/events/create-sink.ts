@@ -55,6 +55,11 @@ export function eventRedisOf(config: Config, log?: SinkLog, onReady?: () => void
 /** How long the stream keeps an entry beside the index. */
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** How long the stream keeps events: a day beside the index; no age limit in a Redis of its own (0). */
+export function streamMaxAgeMs(config: Config): number {
+  return config.EVENTS_REDIS_URL !== undefined ? 0 : DAY_MS;
+}
+
 /** With `EVENTS_FEATURES=shown`, the share of requests that log every candidate's features. */
 const SHOWN_SAMPLE_RATE = 0.01;
 
@@ -91,7 +96,7 @@ export function createEventSink(
     const ownRedis = config.EVENTS_REDIS_URL !== undefined;
     const caps = {
       maxBytes: config.EVENTS_STREAM_MAX_BYTES,
-      maxAgeMs: ownRedis ? 0 : DAY_MS,
+      maxAgeMs: streamMaxAgeMs(config),
       maxmemoryShare: ownRedis ? 1 : 0.25,
     };
     let stream: RedisStreamWriter | undefined;

@@ -100,7 +100,8 @@ async function fromProvider(
 /**
  * Assigns the request to every experiment in scope (after hydration, so the user entity is
  * known) and logs one EXPERIMENTATION event per experiment. Done up front, not on first read, so
- * that `getExperimentVariant` is synchronous and an asynchronous provider still works. `forced`
+ * that `getExperimentVariant` is synchronous and an asynchronous provider still works. An
+ * experiment that is not `active` now is left out: nothing assigned, nothing logged. `forced`
  * (a request's `overrides.variants`, names already checked) assigns those experiments its variant,
  * logged with provider `override`.
  */
@@ -110,11 +111,15 @@ export async function assignExperiments(
   forced?: Readonly<Record<string, string>>,
 ): Promise<void> {
   if (scope === undefined || scope.experiments.size === 0) return;
+  const experiments: Experiment[] = [];
+  for (const experiment of scope.experiments.values())
+    if (experiment.active?.() !== false) experiments.push(experiment);
+  if (experiments.length === 0) return;
   const requestId = String(context.request.request_id ?? '');
   const user = firstUser(context);
   const timestamp = new Date().toISOString();
   const outcomes = await Promise.all(
-    [...scope.experiments.values()].map(async (experiment) => {
+    experiments.map(async (experiment) => {
       const byUser = experiment.unit === 'user' && user !== undefined;
       const unitId = byUser ? user[0] : requestId;
       const unitType = byUser ? 'user' : 'request';

@@ -116,6 +116,12 @@ export interface Experiment<P extends VariantParams = VariantParams> {
   readonly variants: ReadonlyArray<Variant<P>>;
   /** The variant whose share interval holds `bucket` (a number in [0, 1)). */
   variantAt(bucket: number): Variant<P>;
+  /**
+   * Whether requests are assigned to it now; when it answers false, a request is not assigned
+   * (no variant, no EXPERIMENTATION event). Absent: always. An interleaving whose challenger is a
+   * file model without its file is not active (`defineInterleaving`).
+   */
+  readonly active?: () => boolean;
 }
 
 /** How far the shares' sum may be from 1: room for decimal fractions such as 0.1 + 0.2 + 0.7. */

@@ -1,6 +1,7 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { AppDefinitionError } from '../errors/index.js';
 import type { Model } from '../models/define-model.js';
+import { isFileModel } from '../models/file-model.js';
 import { defineExperiment, type Experiment, type ExperimentUnit, type Variant } from './define-experiment.js';
 import type { InterleavingTeam } from './team-draft.js';
 
@@ -91,8 +92,11 @@ export interface InterleavingExperiment<E extends EntityType = EntityType> exten
  * Declares an interleaving experiment: on its share of traffic, a ranking pipeline that names it
  * (`defineRankingPipeline({ interleaving })`) serves one page merged from two rankers by team
  * draft, records which ranker placed each item shown (INTERLEAVING events), and `rankd experiment
- * report <id>` credits the clicks on each item to the ranker that placed it. Checked when the app
- * module loads. See docs/reference/experiments.md.
+ * report <id>` credits the clicks on each item to the ranker that placed it. A challenger that is
+ * a file model with `whenMissing` interleaves only while its file is there: until then (and once
+ * it is removed) requests are not assigned to the experiment at all, so they are served and cost
+ * as without it; `rankd train --promote --via interleave` installs the file, `rankd promotion
+ * decide` removes it. Checked when the app module loads. See docs/reference/experiments.md.
  *
  * @example
  * ```ts
@@ -158,5 +162,12 @@ export function defineInterleaving<E extends EntityType>(
     ...(options.salt === undefined ? {} : { salt: options.salt }),
     ...(options.description === undefined ? {} : { description: options.description }),
   });
-  return { ...experiment, rankers };
+  const challenger = rankers.challenger.kind === 'model' ? rankers.challenger.model : undefined;
+  // A challenger file that is not there yet (no promotion running) leaves requests as they were.
+  const waiting = isFileModel(challenger) && challenger.whenMissing !== undefined ? challenger : undefined;
+  return {
+    ...experiment,
+    rankers,
+    ...(waiting === undefined ? {} : { active: () => !waiting.usingFallback }),
+  };
 }

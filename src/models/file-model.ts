@@ -55,9 +55,10 @@ export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Only types `score`'s entities. */
   entity?: E;
   /**
-   * Scores while the file does not exist yet (say a hand-weighted model until `rankd train --promote`
-   * writes one): the model starts without its file and loads it when it appears. Without it, a
-   * missing file stops the start.
+   * Scores while the file does not exist yet (e.g. a hand-weighted model until `rankd train
+   * --promote` writes a trained one): the model then starts without its file, watches for it and
+   * loads it when it appears; a file removed later hands scoring back to it. Without it, a missing
+   * file stops the start, and a removed one leaves the loaded version serving.
    */
   whenMissing?: Model<E>;
 }
@@ -131,6 +132,11 @@ export interface FileModel<E extends EntityType = EntityType> extends Model<E>, 
   readonly inputs: readonly string[];
   /** The model scoring while the file does not exist (see `FileModelOptions.whenMissing`). */
   readonly whenMissing: Model<E> | undefined;
+  /**
+   * Whether {@link whenMissing} scores now: the file is absent (it never existed, or it was
+   * removed) or has not loaded since it appeared. Always false without `whenMissing`.
+   */
+  readonly usingFallback: boolean;
   /** Absolute path of the model file. */
   readonly file: string;
   readonly features: readonly string[];
@@ -214,8 +220,13 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     return this.#current?.file.version ?? (this.#missing ? this.#missingVersion() : undefined);
   }
 
-  /** Whether the file was missing at start and has not appeared since: {@link whenMissing} scores. */
+  /** Whether the file is missing (at start, or removed since) and has not loaded since: {@link whenMissing} scores. */
   #missing = false;
+  #fallbackStarted: Promise<void> | undefined;
+
+  get usingFallback(): boolean {
+    return this.#missing;
+  }
   /** Why {@link whenMissing} scores, as explanations say it: the file's name only, no server path. */
   #fallbackReason = '';
 
@@ -235,7 +246,7 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
   async #initialize(context?: ComponentContext): Promise<void> {
     if (context) this.#context = context;
     if (this.whenMissing !== undefined && !(await fileExists(this.file))) {
-      await initializeComponents([this.whenMissing], context);
+      await this.#startFallback();
       this.#missing = true;
       this.#fallbackReason = `${basename(this.file)} does not exist yet`;
       // The directory is watched: it must exist for the file to appear in it.
@@ -373,6 +384,13 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     const current = this.#current;
     const base = { name: this.name, file: this.file };
     if (current === undefined && this.#missing && !this.#disposed) return this.#loadAppeared();
+    if (
+      current !== undefined &&
+      this.whenMissing !== undefined &&
+      !this.#disposed &&
+      !(await fileExists(this.file))
+    )
+      return await this.#fallBack(current);
     if (current === undefined || this.#disposed) {
       return this.#record({
         ...base,
@@ -406,6 +424,46 @@ class FileBackedModel<T, E extends EntityType> implements FileModel<E> {
     this.#retire(current);
     this.#context.log.info(`model ${this.name}: loaded ${this.file}, version ${next.file.version}`);
     return this.#record({ ...base, status: 'reloaded', version: next.file.version });
+  }
+
+  /**
+   * The file was removed: {@link whenMissing} scores again (started already: it was initialised
+   * with this model), as if the file had never been there; requests in flight finish on the file.
+   */
+  async #fallBack(current: Loaded<T>): Promise<ReloadResult> {
+    try {
+      await this.#startFallback();
+    } catch (error) {
+      const reason = reasonOf(error, this.file);
+      this.#context.log.warn(
+        `model ${this.name}: ${this.file} was removed, but ${this.whenMissing?.name} did not start, version ${current.file.version} keeps serving: ${reason}`,
+      );
+      return this.#record({
+        name: this.name,
+        file: this.file,
+        status: 'failed',
+        version: current.file.version,
+        error: reason,
+      });
+    }
+    this.#current = undefined;
+    this.#missing = true;
+    this.#fallbackReason = `${basename(this.file)} was removed`;
+    this.#retire(current);
+    const version = this.#missingVersion();
+    this.#context.log.info(
+      `model ${this.name}: ${this.file} was removed; ${this.whenMissing?.name} scores until it is back`,
+    );
+    return this.#record({ name: this.name, file: this.file, status: 'reloaded', version });
+  }
+
+  /** Initialises {@link whenMissing} once, when it first has to score. */
+  #startFallback(): Promise<void> {
+    this.#fallbackStarted ??= initializeComponents(
+      this.whenMissing === undefined ? [] : [this.whenMissing],
+      this.#context,
+    );
+    return this.#fallbackStarted;
   }
 
   /** The file of a model that started without it: loaded once it appears; a failure keeps {@link whenMissing}. */

@@ -270,6 +270,34 @@ export class RedisConnection {
     );
   }
 
+  /** HGETALL as strings. */
+  async getAllFields(key: string): Promise<Record<string, string>> {
+    const reply = (await this.#run(
+      () => this.#transport.send(key, true, ['HGETALL', key]),
+      'hgetall',
+      true,
+      key,
+    )) as Array<Buffer> | Record<string, Buffer> | Map<Buffer, Buffer>;
+    const out: Record<string, string> = Object.create(null);
+    const pairs: Array<[unknown, unknown]> = Array.isArray(reply)
+      ? reply.flatMap((v, i) => (i % 2 === 0 ? [[v, reply[i + 1]] as [unknown, unknown]] : []))
+      : reply instanceof Map
+        ? [...reply.entries()]
+        : Object.entries(reply);
+    for (const [field, value] of pairs) out[String(field)] = String(value);
+    return out;
+  }
+
+  /** EVAL of a script on one key (so one node of a cluster), with `args`; its reply as Redis gives it. */
+  async evalOnKey(key: string, script: string, args: readonly string[]): Promise<unknown> {
+    return this.#run(
+      () => this.#transport.send(key, false, ['EVAL', script, '1', key, ...args]),
+      'eval',
+      true,
+      key,
+    );
+  }
+
   /** HMGET as strings; null where a field is missing. */
   async getFields(key: string, fields: readonly string[]): Promise<Array<string | null>> {
     const values = (await this.#run(

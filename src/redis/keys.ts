@@ -66,6 +66,14 @@ export class RedisKeys {
     return `${this.#project}:events`;
   }
 
+  /**
+   * Hash of the promotions by interleaving (docs/reference/experiments.md): per experiment the
+   * promotion running or last run, each promotion's state and its one decision. One key, whatever the layout.
+   */
+  promotions(): string {
+    return `${this.#project}:promotions`;
+  }
+
   /** Key of one entity in the index. */
   entity(entityType: string, entityId: string): string {
     if (this.layout === 'cluster') return `${this.#indexPrefix}${identityTag(entityType, entityId)}`;

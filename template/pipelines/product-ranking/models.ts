@@ -1,7 +1,8 @@
 /**
  * The ranking models: a hand-weighted sum of features, a readable baseline that ranks for a
- * reason, and the trained model that replaces it once `rankd train --promote` has written
- * `models/ranker.json` (see docs/guides/train-a-model.md).
+ * reason, the trained model that replaces it once `rankd train --promote` has written
+ * `models/ranker.json`, and the challenger a promotion by interleaving tries (see
+ * docs/guides/train-a-model.md).
  * @module
  */
 import { defineModel, featureColumns, gbdtModel } from 'rankd';
@@ -98,6 +99,20 @@ export const Ranker = gbdtModel({
   name: 'Ranker',
   entity: Product,
   file: 'models/ranker.json',
+  features: INPUTS,
+  whenMissing: RankingModel,
+});
+
+/**
+ * The candidate of a promotion by interleaving: `rankd train --promote --via interleave` writes
+ * `models/ranker-challenger.json` and `rankd promotion decide` removes it once decided. While the
+ * file is absent the interleaving that names it (ranking-pipeline.ts) is off: requests are served,
+ * and cost, as without it.
+ */
+export const RankerChallenger = gbdtModel({
+  name: 'RankerChallenger',
+  entity: Product,
+  file: 'models/ranker-challenger.json',
   features: INPUTS,
   whenMissing: RankingModel,
 });
