@@ -151,6 +151,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
               `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
             ),
     metrics?.redis,
+    !options.documentOnly,
   );
   // A document-only server writes no event: its sink must not open a connection of its own.
   const events = createEventSink(
