@@ -118,10 +118,13 @@ export class RedisConnection {
   /** Starts connecting (in the background: Redis being down at start-up is not fatal). */
   connect(): void {
     if (this.#connecting !== undefined) return;
-    this.#connecting = this.#transport.connect().catch(() => undefined);
     // A single Redis's invalidations come from its own address; a cluster's masters are known once
-    // its slot map is (#followMasters).
+    // its slot map is (#followMasters, again after each change of the map).
     if (this.mode === 'single') this.#tracker?.track([{ url: this.#options.url }]);
+    this.#connecting = this.#transport
+      .connect()
+      .then(() => this.#cluster !== undefined && this.#followMasters(this.#cluster.slotMap))
+      .catch(() => undefined);
   }
 
   /** The read cache (for its metrics); undefined when off. */
@@ -298,7 +301,8 @@ export class RedisConnection {
   /** Has the tracker follow the masters of `map` (a cluster's, after a change): DR-020. */
   #followMasters(map: SlotMap): void {
     const tracker = this.#tracker;
-    if (tracker === undefined || !(this.#cluster as ClusterTransport).isReady) return;
+    if (tracker === undefined || map === this.#trackedMap || !(this.#cluster as ClusterTransport).isReady)
+      return;
     const masters = [...ownersOf(map).keys()];
     if (masters.length === 0) return;
     this.#trackedMap = map;
@@ -861,6 +865,7 @@ export class RedisConnection {
    * over; a cluster's node events pass as they come (the transport reports each once per outage).
    */
   #onEvent(event: TransportEvent, detail: string): void {
+    if (this.#cluster !== undefined && this.#cache !== undefined) this.#followMasters(this.#cluster.slotMap);
     if (event === 'node-lost' || event === 'node-back') {
       this.#options.onStateChange?.(event === 'node-lost' ? 'lost' : 'ready', detail);
       return;
