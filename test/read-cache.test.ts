@@ -94,7 +94,10 @@ const writeClicks = (server: FastifyInstance, id: string, clicks: number) =>
 /** What a server reads now: each id's stored version (undefined: none) and clicks, three ways. */
 async function readAll(server: FastifyInstance, ids: readonly string[]) {
   const got = await ok(server, '/api/v1/entities/get', { entity_type: 'product', entity_ids: ids });
-  const features = await ok(server, '/api/v1/features/get', { feature_view: 'product_stats', entity_ids: ids });
+  const features = await ok(server, '/api/v1/features/get', {
+    feature_view: 'product_stats',
+    entity_ids: ids,
+  });
   const ranked = await ok(server, '/api/v1/ranking', {
     request_id: 'r',
     candidates: ids.map((product_id) => ({ product_id })),
@@ -194,7 +197,9 @@ describe('two rankd processes and a direct client on one Redis', () => {
       },
       async (id) => {
         const clicks = ++version;
-        await direct.features.write(ProductClicks, [{ ids: [id], values: { clicks }, eventTimestampMs: Date.now() }]);
+        await direct.features.write(ProductClicks, [
+          { ids: [id], values: { clicks }, eventTimestampMs: Date.now() },
+        ]);
         model.clicks.set(id, clicks);
       },
       async (id) => {
@@ -227,6 +232,44 @@ describe('two rankd processes and a direct client on one Redis', () => {
       assert.ok(stats.invalidations > 0, JSON.stringify(stats));
     }
   });
+
+  test('explain says what of each candidate came from the read cache; the metrics count it', async () => {
+    await uploadVersion(a, 'explained', 1);
+    await writeClicks(a, 'explained', 5);
+    await delivered(a);
+    const explained = async () => {
+      const body = await ok(a, '/api/v1/ranking', {
+        request_id: 'explain',
+        candidates: [{ product_id: 'explained' }, { product_id: 'not-stored' }],
+        explain: true,
+      });
+      return Object.fromEntries(
+        body.ranked_candidates.map((c: { candidate_id: string; explanation: { read_cache: unknown } }) => [
+          c.candidate_id,
+          c.explanation.read_cache,
+        ]),
+      );
+    };
+    // The first read is let through the doorkeeper, the second stored, the third served.
+    assert.deepEqual(await explained(), {
+      explained: { entity: false, views: [] },
+      'not-stored': { entity: false, views: [] },
+    });
+    await explained();
+    assert.deepEqual(await explained(), {
+      explained: { entity: true, views: ['product_stats'] },
+      'not-stored': { entity: false, views: [] },
+    });
+    const metrics = (await a.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    const { stats } = cacheOf(a);
+    assert.ok(value('rankd_read_cache_hits_total') >= 2, metrics);
+    assert.ok(value('rankd_read_cache_hits_total') <= stats.hits);
+    assert.ok(value('rankd_read_cache_misses_total') > 0);
+    assert.ok(value('rankd_read_cache_bytes') > 0);
+    assert.ok(value('rankd_read_cache_entries') >= 2);
+    assert.equal(value('rankd_read_cache_serving'), 1);
+  });
 });
 
 describe('what drops the cache', () => {
@@ -236,7 +279,8 @@ describe('what drops the cache', () => {
 
   before(async () => {
     // Persistent, so that a restart keeps the data and only the cache's own state is at stake.
-    redis = TEST_REDIS_MODE === 'single' ? await startTestRedis({ persistent: true }) : await startTestRedis();
+    redis =
+      TEST_REDIS_MODE === 'single' ? await startTestRedis({ persistent: true }) : await startTestRedis();
     server = await testServer(redis, { app, env: CACHE_ENV });
     raw = await RawRedis.connect(redis);
     await serving(server);
@@ -377,7 +421,10 @@ describe('a Redis Cluster failover', () => {
     await cluster.killMaster();
     // Served again once the replica has taken the slots over (the upload's ack: it holds the value).
     await until('the replica serves the slots', async () => {
-      const res = await postJson(server, '/api/v1/entities/get', { entity_type: 'product', entity_ids: [id] });
+      const res = await postJson(server, '/api/v1/entities/get', {
+        entity_type: 'product',
+        entity_ids: [id],
+      });
       return res.status === 200 && res.body.entities[id] !== undefined;
     });
     for (const version of [2, 3]) {

@@ -82,6 +82,6 @@ export interface FeatureGetResponse {
     entity_id: unknown;
     values: Record<string, unknown>;
     defaulted: string[];
-    views: Record<string, { state: string; event_timestamp?: string; reason?: string }>;
+    views: Record<string, { state: string; event_timestamp?: string; reason?: string; from_cache?: boolean }>;
   }>;
 }

@@ -153,6 +153,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     metrics?.redis,
     !options.documentOnly,
   );
+  if (redis.readCache !== undefined) metrics?.registerReadCache(redis.readCache);
   // A document-only server writes no event: its sink must not open a connection of its own.
   const events = createEventSink(
     options.documentOnly ? { ...config, EVENTS_SINK: 'off' } : config,

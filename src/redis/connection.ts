@@ -220,10 +220,12 @@ export class RedisConnection {
    * Values of `keys`, in order, `null` where a key does not exist. One MGET per hash slot (one in
    * all on a single Redis); any failure fails the whole read (on a cluster, with a
    * {@link ClusterNodeUnavailableError} naming the nodes and their slots when only some failed).
+   * With the read cache on, `fromCache` (if given) is set true at the index of each value it served.
    */
-  async mget(keys: readonly string[]): Promise<StoredValue[]> {
+  async mget(keys: readonly string[], fromCache?: boolean[]): Promise<StoredValue[]> {
     if (keys.length === 0) return [];
-    if (this.#cache !== undefined) return (await this.#cachedRead(this.#cache, keys, false)).values;
+    if (this.#cache !== undefined)
+      return (await this.#cachedRead(this.#cache, keys, false, fromCache)).values;
     // A single Redis takes the whole read as one MGET and answers in the keys' own order: its reply
     // is the result, with no groups to make nor places to map back.
     if (this.mode === 'single') {
@@ -239,18 +241,24 @@ export class RedisConnection {
    * Anything else still fails the read, and so does an outage of the whole cluster (no master
    * connected) or of a single Redis: there is nothing left to serve then.
    */
-  async mgetAvailable(keys: readonly string[]): Promise<AvailableValues> {
+  async mgetAvailable(keys: readonly string[], fromCache?: boolean[]): Promise<AvailableValues> {
     if (keys.length === 0 || this.mode === 'single')
-      return { values: await this.mget(keys), unread: undefined };
-    if (this.#cache !== undefined) return this.#cachedRead(this.#cache, keys, true);
+      return { values: await this.mget(keys, fromCache), unread: undefined };
+    if (this.#cache !== undefined) return this.#cachedRead(this.#cache, keys, true, fromCache);
     return this.#readGroups(keys, true);
   }
 
   /**
    * An MGET through the read cache (DR-020): the keys it holds are served from it, the others read
    * as the plain path reads them, in one MGET (per slot on a cluster), and offered to it.
+   * `fromCache` (an explanation's): set true at the index of each value served from the cache.
    */
-  async #cachedRead(cache: ReadCache, keys: readonly string[], leaveOut: boolean): Promise<AvailableValues> {
+  async #cachedRead(
+    cache: ReadCache,
+    keys: readonly string[],
+    leaveOut: boolean,
+    fromCache: boolean[] | undefined,
+  ): Promise<AvailableValues> {
     const cluster = this.#cluster;
     if (cluster !== undefined && cluster.slotMap !== this.#trackedMap) this.#followMasters(cluster.slotMap);
     const now = Date.now();
@@ -262,10 +270,15 @@ export class RedisConnection {
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as string;
         const value = cache.get(key, now);
-        if (value !== undefined) values[i] = value;
-        else {
-          (missing ??= []).push(key);
-          (missingAt ??= []).push(i);
+        if (value !== undefined) {
+          values[i] = value;
+          if (fromCache !== undefined) fromCache[i] = true;
+        } else if (missing === undefined || missingAt === undefined) {
+          missing = [key];
+          missingAt = [i];
+        } else {
+          missing.push(key);
+          missingAt.push(i);
         }
       }
       const misses = missing?.length ?? 0;
@@ -309,7 +322,10 @@ export class RedisConnection {
     tracker.track(
       masters.map((address) => {
         const at = address.lastIndexOf(':');
-        return { host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(address.slice(at + 1)) };
+        return {
+          host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'),
+          port: Number(address.slice(at + 1)),
+        };
       }),
     );
   }

@@ -134,8 +134,7 @@ export class InvalidationTracker {
     for (const node of this.#nodes) if (!wanted.has(node.address)) void node.close();
     const known = new Set(kept.map((node) => node.address));
     for (const [address, node] of wanted)
-      if (!known.has(address))
-        kept.push(new NodeTracker(node, this, this.#prefixes, this.#connectTimeoutMs));
+      if (!known.has(address)) kept.push(new NodeTracker(node, this, this.#prefixes, this.#connectTimeoutMs));
     this.#nodes = kept;
     this.nodeChanged();
   }
