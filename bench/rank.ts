@@ -116,6 +116,30 @@ interface Plan {
   unloadedPerBlock: number;
 }
 
+/**
+ * `plan` with what the environment shortens on a busy machine (the products stay): `BENCH_RANK_ROUNDS`,
+ * `BENCH_RANK_SECONDS` (each loaded phase; the warm-up half of it), `BENCH_RANK_ALONE` (requests
+ * one at a time per block and path; two blocks).
+ */
+function planFromEnv(plan: Plan): Plan {
+  const number = (name: string) => {
+    const value = process.env[name];
+    if (value === undefined || value === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name}=${value}: a whole number ≥ 1`);
+    return parsed;
+  };
+  const rounds = number('BENCH_RANK_ROUNDS');
+  const seconds = number('BENCH_RANK_SECONDS');
+  const alone = number('BENCH_RANK_ALONE');
+  return {
+    ...plan,
+    ...(rounds === undefined ? {} : { rounds }),
+    ...(seconds === undefined ? {} : { loadedMs: seconds * 1000, warmupMs: seconds * 500 }),
+    ...(alone === undefined ? {} : { unloadedBlocks: 2, unloadedPerBlock: alone }),
+  };
+}
+
 function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n);
 }
@@ -123,16 +147,18 @@ function monotonicUs(): number {
 /** Runs the rank benchmark and returns its figures. */
 export async function run(context: BenchContext): Promise<Record<string, unknown>> {
   const selectedCases = casesToRun();
-  const plan: Plan = context.quick
-    ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
-    : {
-        products: 100_000,
-        rounds: 3,
-        loadedMs: 20_000,
-        warmupMs: 5000,
-        unloadedBlocks: 3,
-        unloadedPerBlock: 100,
-      };
+  const plan: Plan = planFromEnv(
+    context.quick
+      ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
+      : {
+          products: 100_000,
+          rounds: 3,
+          loadedMs: 20_000,
+          warmupMs: 5000,
+          unloadedBlocks: 3,
+          unloadedPerBlock: 100,
+        },
+  );
   const loadBefore = announce(
     `rank: the template pipeline over HTTP (server in a child process) vs a bare route doing the same ` +
       `Redis reads; ${formatCount(plan.products)} products with 2 feature views each; concurrency ` +
