@@ -149,7 +149,14 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   const selectedCases = casesToRun();
   const plan: Plan = planFromEnv(
     context.quick
-      ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
+      ? {
+          products: 10_000,
+          rounds: 1,
+          loadedMs: 2000,
+          warmupMs: 1000,
+          unloadedBlocks: 1,
+          unloadedPerBlock: 30,
+        }
       : {
           products: 100_000,
           rounds: 3,
