@@ -100,7 +100,7 @@ function waitForListening(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error('the server child did not listen within 120 s (a machine this busy measures nothing useful anyway)'));
+      reject(new Error('the server child did not listen within 120 s'));
     }, 120_000);
     child.on('message', (message: ServeMessage) => {
       if (message.kind === 'cpu') return;
