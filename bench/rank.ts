@@ -2,7 +2,9 @@
  * `npm run bench -- rank`: the template's ranking pipeline over HTTP, with 100,000 products in the
  * index and both product feature views filled, against its floor: a bare route doing the same
  * Redis reads; one request at a time, also against the parsing floor: those reads with every
- * entity parsed. See docs/reference/performance.md for what each figure means.
+ * entity parsed. rankd runs twice, without and with its read cache (`READ_CACHE_MB`), and the
+ * candidates are drawn two ways: uniformly, and by popularity (Zipf). See
+ * docs/reference/performance.md for what each figure means.
  */
 import { fileURLToPath } from 'node:url';
 import type { createClient } from 'redis';
@@ -13,6 +15,8 @@ import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
 import type { PhaseWindow } from './lib/profile-summary.js';
 import {
+  CANDIDATE_WORKLOADS,
+  type CandidateWorkload,
   floorBody,
   PARSING_FLOOR_PATH,
   RANK_PATH,
@@ -32,6 +36,8 @@ const CONCURRENCY = 16;
 const GOAL_THROUGHPUT_RATIO = 0.6;
 const GOAL_UNLOADED_P50_MS = 10;
 const SERVE_RANK = fileURLToPath(new URL('./lib/serve-rank.ts', import.meta.url));
+/** The read cache's size in the `rankd cache` server, in MiB (`BENCH_READ_CACHE_MB` to try another). */
+const CACHE_MB = Number(process.env.BENCH_READ_CACHE_MB ?? 64);
 
 /** A benchmark case: a request shape, how many distinct requests to cycle through, and its goal. */
 export interface RankCase extends RankCaseShape {
@@ -71,8 +77,20 @@ function casesToRun(): Set<string> {
   return new Set(named.length > 0 ? named : CASES.map((rankCase) => rankCase.key));
 }
 
+/**
+ * The workloads to run: both, or those `BENCH_RANK_WORKLOADS` names (`uniform`, `zipf`).
+ */
+function workloadsToRun(): CandidateWorkload[] {
+  const named = (process.env.BENCH_RANK_WORKLOADS ?? '').split(/[\s,]+/).filter(Boolean);
+  const unknown = named.filter((name) => !CANDIDATE_WORKLOADS.includes(name as CandidateWorkload));
+  if (unknown.length > 0)
+    throw new Error(`BENCH_RANK_WORKLOADS: no workload ${unknown.join(', ')} (uniform, zipf)`);
+  return CANDIDATE_WORKLOADS.filter((name) => named.length === 0 || named.includes(name));
+}
+
 /** The paths measured under load; the parsing floor is measured one request at a time only. */
-type LoadedPathName = 'rankd' | 'floor';
+type LoadedPathName = 'rankd' | 'rankd cache' | 'floor';
+const LOADED_PATHS: readonly LoadedPathName[] = ['rankd', 'rankd cache', 'floor'];
 type PathName = LoadedPathName | 'parsing floor';
 
 /** A route under test, the server that serves it, and how its answers are checked. */
@@ -98,6 +116,30 @@ interface Plan {
   unloadedPerBlock: number;
 }
 
+/**
+ * `plan` with what the environment shortens on a busy machine (the products stay): `BENCH_RANK_ROUNDS`,
+ * `BENCH_RANK_SECONDS` (each loaded phase; the warm-up half of it), `BENCH_RANK_ALONE` (requests
+ * one at a time per block and path; two blocks).
+ */
+function planFromEnv(plan: Plan): Plan {
+  const number = (name: string) => {
+    const value = process.env[name];
+    if (value === undefined || value === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`${name}=${value}: a whole number ≥ 1`);
+    return parsed;
+  };
+  const rounds = number('BENCH_RANK_ROUNDS');
+  const seconds = number('BENCH_RANK_SECONDS');
+  const alone = number('BENCH_RANK_ALONE');
+  return {
+    ...plan,
+    ...(rounds === undefined ? {} : { rounds }),
+    ...(seconds === undefined ? {} : { loadedMs: seconds * 1000, warmupMs: seconds * 500 }),
+    ...(alone === undefined ? {} : { unloadedBlocks: 2, unloadedPerBlock: alone }),
+  };
+}
+
 function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n);
 }
@@ -105,16 +147,25 @@ function monotonicUs(): number {
 /** Runs the rank benchmark and returns its figures. */
 export async function run(context: BenchContext): Promise<Record<string, unknown>> {
   const selectedCases = casesToRun();
-  const plan: Plan = context.quick
-    ? { products: 10_000, rounds: 1, loadedMs: 2000, warmupMs: 1000, unloadedBlocks: 1, unloadedPerBlock: 30 }
-    : {
-        products: 100_000,
-        rounds: 3,
-        loadedMs: 20_000,
-        warmupMs: 5000,
-        unloadedBlocks: 3,
-        unloadedPerBlock: 100,
-      };
+  const plan: Plan = planFromEnv(
+    context.quick
+      ? {
+          products: 10_000,
+          rounds: 1,
+          loadedMs: 2000,
+          warmupMs: 1000,
+          unloadedBlocks: 1,
+          unloadedPerBlock: 30,
+        }
+      : {
+          products: 100_000,
+          rounds: 3,
+          loadedMs: 20_000,
+          warmupMs: 5000,
+          unloadedBlocks: 3,
+          unloadedPerBlock: 100,
+        },
+  );
   const loadBefore = announce(
     `rank: the template pipeline over HTTP (server in a child process) vs a bare route doing the same ` +
       `Redis reads; ${formatCount(plan.products)} products with 2 feature views each; concurrency ` +
@@ -136,10 +187,16 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const rankdServer = await startServerProcess({
       redisUrl: redis.url,
       entry: SERVE_RANK,
-      env: { ...env, BENCH_RANK_MODE: 'template' },
+      env: { ...env, BENCH_RANK_MODE: 'template', READ_CACHE_MB: '0' },
       cpuProfDir: context.cpuProfDir,
     });
     cleanup.add(() => rankdServer.stop());
+    const cacheServer = await startServerProcess({
+      redisUrl: redis.url,
+      entry: SERVE_RANK,
+      env: { ...env, BENCH_RANK_MODE: 'template', READ_CACHE_MB: String(CACHE_MB) },
+    });
+    cleanup.add(() => cacheServer.stop());
     const floorServer = await startServerProcess({
       redisUrl: redis.url,
       entry: SERVE_RANK,
@@ -159,13 +216,14 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
         server,
         http,
         check:
-          name === 'rankd'
+          name === 'rankd' || name === 'rankd cache'
             ? rankAnswerProblem
             : (_request, text, size) => (text === floorBody(size) ? undefined : 'not the fixed body'),
       };
     };
     const targets: Record<PathName, Target> = {
       rankd: target('rankd', rankdServer),
+      'rankd cache': target('rankd cache', cacheServer),
       floor: target('floor', floorServer),
       'parsing floor': target('parsing floor', floorServer, PARSING_FLOOR_PATH),
     };
@@ -173,16 +231,22 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const phaseWindows: PhaseWindow[] = [];
     const bench = new Measurer(monitor, phaseWindows);
     const cases: Record<string, CaseFigures> = {};
-    for (const [n, rankCase] of CASES.entries()) {
-      if (!selectedCases.has(rankCase.key)) continue;
-      const requests = rankRequests(
-        rankCase,
-        context.quick ? Math.ceil(rankCase.distinctRequests / 10) : rankCase.distinctRequests,
-        plan.products,
-        n + 1,
-      );
-      console.log(`${rankCase.label}: running`);
-      cases[rankCase.key] = await runCase(bench, targets, rankCase, requests, plan);
+    for (const workload of workloadsToRun()) {
+      for (const [n, rankCase] of CASES.entries()) {
+        if (!selectedCases.has(rankCase.key)) continue;
+        const requests = rankRequests(
+          rankCase,
+          context.quick ? Math.ceil(rankCase.distinctRequests / 10) : rankCase.distinctRequests,
+          plan.products,
+          n + 1,
+          workload,
+        );
+        console.log(`${rankCase.label}, ${workload} candidates: running`);
+        const before = await cacheStatsOf(cacheServer);
+        const figures = await runCase(bench, targets, rankCase, requests, plan, workload);
+        figures.readCache = cacheDelta(before, await cacheStatsOf(cacheServer));
+        cases[`${rankCase.key}-${workload}`] = figures;
+      }
     }
     printTable(cases);
     return {
@@ -198,6 +262,8 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       loadAverage: loadAverages(loadBefore),
       serverProcess: ['node', '--import', 'tsx', ...serverNodeArgs(), 'bench/lib/serve-rank.ts'].join(' '),
       serverSettings: RANK_SERVER_SETTINGS,
+      readCacheMb: CACHE_MB,
+      memory: { rankd: await cacheStatsOf(rankdServer), 'rankd cache': await cacheStatsOf(cacheServer) },
       httpClient: `undici Pool, ${CONCURRENCY} keep-alive connections`,
       goals: { throughputRatioA: GOAL_THROUGHPUT_RATIO, unloadedP50MsB: GOAL_UNLOADED_P50_MS },
       cases,
@@ -270,9 +336,17 @@ interface PathFigures {
 interface CaseFigures {
   key: RankCase['key'];
   label: string;
+  workload: CandidateWorkload;
   candidates: number;
   userPageSize: number;
   rankd: PathFigures;
+  /** rankd with its read cache on. */
+  cached: PathFigures;
+  /** The cache's figures over the case's phases (warm-up included). */
+  readCache?: CacheFigures;
+  /** Medians over rounds of the cached rankd's requests/s ÷ the floor's, and ÷ rankd's without cache. */
+  cachedThroughputRatio: number;
+  cachedOverUncachedThroughput: number;
   floor: PathFigures;
   /** The floor's reads with every entity parsed, one request at a time: what hydrating costs at the least. */
   parsingFloor: { unloaded: PathFigures['unloaded'] };
@@ -302,31 +376,38 @@ async function runCase(
   rankCase: RankCase,
   requests: readonly RankRequest[],
   plan: Plan,
+  workload: CandidateWorkload,
 ): Promise<CaseFigures> {
   const size = rankCase.userPageSize;
+  const phase = `${rankCase.key}-${workload}`;
   const loadedRun = (path: LoadedPathName, round: number | 'warmup', durationMs: number) =>
-    bench.measure(`${rankCase.key}/loaded/${path}/${round}`, targets[path], requests, size, {
+    bench.measure(`${phase}/loaded/${path}/${round}`, targets[path], requests, size, {
       concurrency: CONCURRENCY,
       durationMs,
       offset: bench.offsetFor(round === 'warmup' ? 99 : round),
     });
   // Warm-up: both paths' code optimised by the JIT, sockets open, Redis's tables grown.
-  await loadedRun('rankd', 'warmup', plan.warmupMs);
-  await loadedRun('floor', 'warmup', plan.warmupMs);
+  // (The cache's warm-up fills it too.)
+  for (const path of LOADED_PATHS) await loadedRun(path, 'warmup', plan.warmupMs);
 
-  const loaded: Record<LoadedPathName, Measured[]> = { rankd: [], floor: [] };
+  const loaded: Record<LoadedPathName, Measured[]> = { rankd: [], 'rankd cache': [], floor: [] };
   for (let round = 0; round < plan.rounds; round++) {
-    // Alternating which path goes first cancels whatever favours going first or second.
-    const order: LoadedPathName[] = round % 2 === 0 ? ['rankd', 'floor'] : ['floor', 'rankd'];
+    // Alternating which path goes first cancels whatever favours going first or last.
+    const order = round % 2 === 0 ? LOADED_PATHS : [...LOADED_PATHS].reverse();
     for (const path of order) loaded[path].push(await loadedRun(path, round, plan.loadedMs));
   }
   // One request at a time, in blocks alternating between the paths, so drifting machine load
-  // weighs on both alike.
-  const unloaded: Record<PathName, Measured[]> = { rankd: [], floor: [], 'parsing floor': [] };
+  // weighs on all alike.
+  const unloaded: Record<PathName, Measured[]> = {
+    rankd: [],
+    'rankd cache': [],
+    floor: [],
+    'parsing floor': [],
+  };
   for (let block = 0; block < plan.unloadedBlocks; block++) {
-    for (const path of ['rankd', 'floor', 'parsing floor'] as const) {
+    for (const path of ['rankd', 'rankd cache', 'floor', 'parsing floor'] as const) {
       unloaded[path].push(
-        await bench.measure(`${rankCase.key}/unloaded/${path}/${block}`, targets[path], requests, size, {
+        await bench.measure(`${phase}/unloaded/${path}/${block}`, targets[path], requests, size, {
           concurrency: 1,
           count: plan.unloadedPerBlock,
           offset: bench.offsetFor(block + 50),
@@ -361,10 +442,13 @@ async function runCase(
     };
   };
   const rankd = figures('rankd');
+  const cached = figures('rankd cache');
   const floor = figures('floor');
-  const throughputRatioPerRound = rankd.loaded.requestsPerSecPerRound.map(
-    (value, i) => Math.round((value / (floor.loaded.requestsPerSecPerRound[i] as number)) * 1000) / 1000,
-  );
+  const perRound = (over: PathFigures, under: PathFigures) =>
+    over.loaded.requestsPerSecPerRound.map(
+      (value, i) => Math.round((value / (under.loaded.requestsPerSecPerRound[i] as number)) * 1000) / 1000,
+    );
+  const throughputRatioPerRound = perRound(rankd, floor);
   const throughputRatio = median(throughputRatioPerRound);
   const totalCpu = ({ client, server, redis }: CpuSample) => client + server + redis;
   const cpuRatio = totalCpu(floor.loaded.cpuMsPerRequest) / totalCpu(rankd.loaded.cpuMsPerRequest);
@@ -376,9 +460,13 @@ async function runCase(
   return {
     key: rankCase.key,
     label: rankCase.label,
+    workload,
     candidates: rankCase.candidates,
     userPageSize: size,
     rankd,
+    cached,
+    cachedThroughputRatio: median(perRound(cached, floor)),
+    cachedOverUncachedThroughput: median(perRound(cached, rankd)),
     floor,
     parsingFloor,
     throughputRatio,
@@ -405,12 +493,12 @@ function printTable(cases: Record<string, CaseFigures>): void {
   const percent = (ratio: number) => `${Math.round(ratio * 100)}%`;
   const rows: string[][] = [];
   for (const figures of Object.values(cases)) {
-    for (const path of ['rankd', 'floor'] as const) {
+    for (const path of ['rankd', 'cached', 'floor'] as const) {
       const { loaded, unloaded } = figures[path];
       const { client, server, redis } = loaded.cpuMsPerRequest;
       rows.push([
-        path === 'rankd' ? figures.label : '',
-        path,
+        path === 'rankd' ? `${figures.label}, ${figures.workload}` : '',
+        path === 'cached' ? 'rankd cache' : path,
         formatCount(loaded.itemsPerSec),
         formatMs(loaded.p50Ms),
         formatMs(loaded.p99Ms),
@@ -418,7 +506,11 @@ function printTable(cases: Record<string, CaseFigures>): void {
         formatMs(unloaded.p50Ms),
         formatMs(unloaded.p99Ms),
         formatMs(unloaded.cpuMsPerRequest.server),
-        path === 'rankd' ? `${percent(figures.throughputRatio)}` : '',
+        path === 'rankd'
+          ? `${percent(figures.throughputRatio)}`
+          : path === 'cached'
+            ? percent(figures.cachedThroughputRatio)
+            : '',
         path === 'rankd' ? figures.throughputRatioPerRound.map(percent).join(' ') : '',
       ]);
     }
@@ -460,8 +552,23 @@ function printTable(cases: Record<string, CaseFigures>): void {
       figures.key === 'a'
         ? `${percent(figures.throughputRatio)}`
         : `${formatMs(figures.rankd.unloaded.p50Ms)} ms`;
+    const cache = figures.readCache;
     console.log(
-      `${figures.label}: goal ${figures.goal}: ${measured}, ${figures.goalMet ? 'met' : 'NOT met'}; ` +
+      `${figures.label}, ${figures.workload}: read cache (${CACHE_MB} MiB): throughput ` +
+        `${percent(figures.cachedOverUncachedThroughput)} of rankd's without it, ` +
+        `${percent(figures.cachedThroughputRatio)} of the floor's; one request alone p50 ` +
+        `${formatMs(figures.cached.unloaded.p50Ms)} ms (without: ${formatMs(figures.rankd.unloaded.p50Ms)} ms), ` +
+        `server CPU ${formatMs(figures.cached.unloaded.cpuMsPerRequest.server)} ms (without: ` +
+        `${formatMs(figures.rankd.unloaded.cpuMsPerRequest.server)} ms); CPU per request under load ` +
+        `${formatMs(totalOf(figures.cached.loaded.cpuMsPerRequest))} ms (without: ` +
+        `${formatMs(totalOf(figures.rankd.loaded.cpuMsPerRequest))} ms)` +
+        (cache === undefined
+          ? ''
+          : `; hit ratio ${percent(cache.hitRatio)}, ${formatCount(cache.entries)} entries, ` +
+            `${(cache.bytes / 1048576).toFixed(1)} MiB, process RSS ${(cache.rssBytes / 1048576).toFixed(0)} MiB`),
+    );
+    console.log(
+      `${figures.label}, ${figures.workload}: goal ${figures.goal}: ${measured}, ${figures.goalMet ? 'met' : 'NOT met'}; ` +
         `floor CPU/rankd CPU per request ${percent(figures.cpuRatio)}, ` +
         `server CPU per request alone ${formatMs(figures.rankd.unloaded.cpuMsPerRequest.server)} ms ` +
         `(floor ${formatMs(figures.floor.unloaded.cpuMsPerRequest.server)} ms); one request alone: floor ` +
@@ -482,4 +589,55 @@ function attainability(figures: CaseFigures): string {
   return parsing > GOAL_UNLOADED_P50_MS
     ? `${over}; the parsing floor alone is past ${GOAL_UNLOADED_P50_MS} ms, so no hydrating server meets the goal on this host now`
     : over;
+}
+
+/** CPU ms per request of the three processes together. */
+function totalOf({ client, server, redis }: CpuSample): number {
+  return client + server + redis;
+}
+
+/** What the cached server's `/bench/read-cache` answers. */
+interface CacheStats {
+  hits: number;
+  misses: number;
+  invalidations: number;
+  flushes: number;
+  evictions: number;
+  bytes: number;
+  entries: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+/** The read cache over a case: its hit ratio over the case's reads, its size and the process's at the end. */
+interface CacheFigures {
+  hitRatio: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+  bytes: number;
+  entries: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+}
+
+/** The server's cache counters and memory (zeros for a build without a read cache). */
+async function cacheStatsOf(server: ServerProcess): Promise<CacheStats> {
+  const response = await fetch(`${server.origin}/bench/read-cache`);
+  return (await response.json()) as CacheStats;
+}
+
+function cacheDelta(before: CacheStats, after: CacheStats): CacheFigures {
+  const hits = after.hits - before.hits;
+  const misses = after.misses - before.misses;
+  return {
+    hitRatio: hits + misses === 0 ? 0 : Math.round((hits / (hits + misses)) * 1000) / 1000,
+    hits,
+    misses,
+    evictions: after.evictions - before.evictions,
+    bytes: after.bytes,
+    entries: after.entries,
+    rssBytes: after.rssBytes,
+    heapUsedBytes: after.heapUsedBytes,
+  };
 }

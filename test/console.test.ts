@@ -348,8 +348,44 @@ test('looks up an entity: indexed attributes and feature rows with freshness', a
   );
   const shown = await view.locator('table.features th').allTextContents();
   assert.deepEqual(shown, Object.keys(rows.results[0].values));
+  // This server has no read cache: nothing is marked as read from one.
+  assert.equal(await view.locator('.from-cache').count(), 0);
   await browser.screenshot(page, 'entity');
   await page.close();
+});
+
+test('marks a feature row the read cache served (READ_CACHE_MB)', async () => {
+  const cached = await testApp(template, { sampleData: SAMPLE_DATA, settings: { READ_CACHE_MB: '4' } });
+  try {
+    const cache = cached.server.rankd.redis.readCache;
+    assert.ok(cache);
+    const deadline = Date.now() + 20_000;
+    while (!cache.enabled) {
+      if (Date.now() > deadline) throw new Error('the read cache did not start serving within 20 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const fromCache = async () =>
+      (
+        await cached.post('/api/v1/features/get', { feature_view: 'product_stats', entity_ids: ['p1'] })
+      ).json().results[0].views.product_stats.from_cache;
+    // Read twice (stored on the second read), then served from the cache.
+    assert.equal(await fromCache(), undefined);
+    await fromCache();
+    assert.equal(await fromCache(), true);
+    const page = await browser.page();
+    await page.goto(`${await listen(cached)}/console`);
+    await page.click('button[name=tab-Entity]');
+    await page.selectOption('select[name=entity-type]', 'product');
+    await page.fill('input[name=entity-id]', 'p1');
+    await page.click('form.lookup button[type=submit]');
+    const view = page.locator('.feature-view[data-view=product_stats]');
+    await view.waitFor();
+    assert.equal(await text(view.locator('.from-cache')), 'from cache');
+    await browser.screenshot(page, 'entity-from-cache');
+    await page.close();
+  } finally {
+    await cached.close();
+  }
 });
 
 test('shows a bad request’s error as the API gave it', async () => {

@@ -141,7 +141,7 @@ test("OTEL_EXPORTER=<a receiver's URL>: spans are POSTed to <it>/v1/traces (at t
     const server = await buildServer({
       config: testConfig(redis, {
         OTEL_EXPORTER: `http://127.0.0.1:${address.port}/`,
-        OTEL_SERVICE_NAME: 'ranker-under-test',
+        PROJECT_NAME: 'ranker-under-test',
       }),
     });
     assert.equal((await server.inject({ method: 'GET', url: '/healthcheck' })).statusCode, 200);

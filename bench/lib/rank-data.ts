@@ -52,6 +52,50 @@ export function distinctSample(next: () => number, total: number, count: number)
 }
 
 /**
+ * How candidates are drawn: `uniform`, every product alike; `zipf`, the product of popularity rank
+ * r drawn with weight 1/r (Zipf, s = 1), as real catalogues are read: the top 1% of 100,000
+ * products is about half the draws. Ranks are spread over the products by a fixed permutation,
+ * so that popular products are candles as often as any.
+ */
+export type CandidateWorkload = 'uniform' | 'zipf';
+
+/** The workloads, in the order the rank benchmark runs them. */
+export const CANDIDATE_WORKLOADS: readonly CandidateWorkload[] = ['uniform', 'zipf'];
+
+/** `count` distinct numbers in [0, total) drawn with weight 1/(rank + 1), mapped through a permutation. */
+export function zipfSample(next: () => number, total: number, count: number): number[] {
+  const cumulative = zipfCumulative(total);
+  const last = cumulative[total - 1] as number;
+  const chosen = new Set<number>();
+  while (chosen.size < count) {
+    const u = next() * last;
+    let low = 0;
+    let high = total - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((cumulative[middle] as number) < u) low = middle + 1;
+      else high = middle;
+    }
+    // 7919 is prime and does not divide the product counts used: a permutation of [0, total).
+    chosen.add((low * 7919 + 13) % total);
+  }
+  return [...chosen];
+}
+
+const cumulativeByTotal = new Map<number, Float64Array>();
+
+function zipfCumulative(total: number): Float64Array {
+  let cumulative = cumulativeByTotal.get(total);
+  if (cumulative === undefined) {
+    cumulative = new Float64Array(total);
+    let sum = 0;
+    for (let r = 0; r < total; r++) cumulative[r] = sum += 1 / (r + 1);
+    cumulativeByTotal.set(total, cumulative);
+  }
+  return cumulative;
+}
+
+/**
  * The template's `product_stats` row of product `i`: ten statistics and an 8-float embedding, in
  * the ranges the template's model expects (see template/pipelines/product-ranking/models.ts).
  */
@@ -117,10 +161,12 @@ export function rankRequests(
   count: number,
   total: number,
   seed: number,
+  workload: CandidateWorkload = 'uniform',
 ): RankRequest[] {
   const next = seededRandom(seed);
+  const sample = workload === 'zipf' ? zipfSample : distinctSample;
   return Array.from({ length: count }, (_, r) => {
-    const numbers = distinctSample(next, total, shape.candidates);
+    const numbers = sample(next, total, shape.candidates);
     const ids = numbers.map((i) => `p${String(i).padStart(7, '0')}`);
     const body = JSON.stringify({
       request_id: `bench-${seed}-${r}`,

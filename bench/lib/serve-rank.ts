@@ -34,6 +34,32 @@ async function serveTemplate(): Promise<ListeningServer> {
   const config = await importDist<typeof import('../../src/config/index.js')>(dir, 'config/index.js');
   // BENCH_RANK_APP: another app module on the same data (bench/lib/shadow-app.ts: the template with a shadow model).
   const app = await loadApp(process.env.BENCH_RANK_APP ?? join(dir, 'template', 'pipelines', 'main.ts'));
+  // The read cache's counters and the process's memory, at /bench/read-cache (a build without a
+  // read cache: zeros), added through the app's own server extension, before the server is ready.
+  const appServer = app.server;
+  const withStats: typeof app = {
+    ...app,
+    server: async (server, services) => {
+      await appServer?.(server, services);
+      const redis = services.redis as { readCache?: { stats: object; bytes: number; size: number } };
+      server.get('/bench/read-cache', async () => {
+        const cache = redis.readCache;
+        const { rss, heapUsed } = process.memoryUsage();
+        return {
+          hits: 0,
+          misses: 0,
+          invalidations: 0,
+          flushes: 0,
+          evictions: 0,
+          ...cache?.stats,
+          bytes: cache?.bytes ?? 0,
+          entries: cache?.size ?? 0,
+          rssBytes: rss,
+          heapUsedBytes: heapUsed,
+        };
+      });
+    },
+  };
   if (probe !== undefined) {
     const { RequestContext } = await importDist<typeof import('../../src/request/request-context.js')>(
       dir,
@@ -43,7 +69,7 @@ async function serveTemplate(): Promise<ListeningServer> {
   }
   const server = await buildServer({
     config: config.loadConfig(process.env),
-    app,
+    app: withStats,
     ...(probe === undefined ? {} : { extraRoutes: (server) => probe.install(server) }),
   });
   if (!(await server.rankd.redis.waitUntilReady(10_000))) throw new Error('Redis did not answer within 10 s');

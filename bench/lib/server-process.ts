@@ -100,8 +100,8 @@ function waitForListening(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error('the server child did not listen within 30 s'));
-    }, 30_000);
+      reject(new Error('the server child did not listen within 120 s'));
+    }, 120_000);
     child.on('message', (message: ServeMessage) => {
       if (message.kind === 'cpu') return;
       clearTimeout(timer);

@@ -89,6 +89,15 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
                       written {state.event_timestamp} ({age(state.event_timestamp)})
                     </span>
                   )}
+                  {state?.from_cache === true && (
+                    <span
+                      class="from-cache"
+                      title="Served from the server's read cache (READ_CACHE_MB), not Redis"
+                    >
+                      {' '}
+                      from cache
+                    </span>
+                  )}
                 </h3>
                 {state?.reason && <p class="hint">{state.reason}</p>}
                 <table class="features">

@@ -131,6 +131,8 @@ export interface FeatureViewState {
   state: 'fresh' | 'missing' | 'expired' | 'unknown_layout' | 'unreadable';
   event_timestamp?: string;
   reason?: string;
+  /** True when the row came from the server's read cache (`READ_CACHE_MB`), not from Redis. */
+  from_cache?: boolean;
 }
 
 /**

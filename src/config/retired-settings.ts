@@ -29,6 +29,7 @@ export const RETIRED_SETTINGS: Readonly<Record<string, string>> = {
   OTEL_EXPORTER_OTLP_ENDPOINT: "use OTEL_EXPORTER=<the OTLP receiver's base URL>",
   METRICS_ENABLED: 'use METRICS_ACCESS=off',
   METRICS_PORT: 'use METRICS_ACCESS=<port>',
+  OTEL_SERVICE_NAME: 'spans carry service.name rankd and service.namespace PROJECT_NAME',
 };
 
 /** The event kind that became a setting of its own. */

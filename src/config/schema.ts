@@ -79,6 +79,12 @@ export const ConfigSchema = Type.Object({
   PROJECT_NAME: Type.String({ default: 'default', minLength: 1 }),
   /** Second segment of index keys; bump it to start a fresh index. @defaultValue `1` */
   INDEX_VERSION: Type.String({ default: '1', minLength: 1 }),
+  /**
+   * Size of each process's cache of entity and feature-row reads, in MiB; 0 turns it off. Kept
+   * exact by Redis's invalidation messages (any writer's writes) and dropped whenever they may have
+   * been missed (docs/reference/feature-store.md#read-cache, DR-020). @defaultValue `0`
+   */
+  READ_CACHE_MB: Type.Integer({ default: 0, minimum: 0, maximum: 1_048_576 }),
   /** How index values are written: compact JSON, or JSON in an LZ4 frame. Reads accept both. */
   INDEX_CODEC: Type.Union([Type.Literal('json'), Type.Literal('lz4')], { default: 'json' }),
   /** Most items (entities or ids) in one index call. @defaultValue `1000` */
@@ -195,8 +201,6 @@ export const ConfigSchema = Type.Object({
     ],
     { default: 'off' },
   ),
-  /** `service.name` of the spans. @defaultValue `rankd` */
-  OTEL_SERVICE_NAME: Type.String({ default: 'rankd', minLength: 1 }),
 
   // Admission control (src/http/admission-control.ts; docs/reference/configuration.md, "Admission control").
   /**

@@ -62,6 +62,11 @@ export class EntityIndex {
     this.#lenient = lenient;
   }
 
+  /** Whether reads may be served from the process's read cache (`READ_CACHE_MB`). */
+  get cachesReads(): boolean {
+    return this.#redis.readCache !== undefined;
+  }
+
   /**
    * Creates or completely replaces `entities` in one atomic MSET (all or none; a later duplicate
    * wins). The id is read from `entityKey`, else the type's id field (else `<type>_id`, the
@@ -217,15 +222,17 @@ export class EntityIndex {
    * undefined where missing. One MGET however many: Redis answers none of the commands it read
    * together before running them all, so smaller MGETs overlapped nothing and cost CPU (DR-007).
    * With `onUnread`, entities on Redis Cluster masters that cannot answer read as missing too, and
-   * `onUnread` is told which (only then: a read that got everything calls nothing).
+   * `onUnread` is told which (only then: a read that got everything calls nothing). `fromCache` (an
+   * explanation's) is set true at the index of each entity served from the read cache.
    */
   async readMany(
     identifiers: ReadonlyArray<{ readonly type: EntityType; readonly id: string }>,
     onUnread?: OnUnread,
+    fromCache?: boolean[],
   ): Promise<Array<EntityData | undefined>> {
     const keys = identifiers.map(({ type, id }) => this.#keys.entity(type.name, id));
-    if (onUnread === undefined) return this.#parseAll(keys, await this.#redis.mget(keys));
-    const { values, unread } = await this.#redis.mgetAvailable(keys);
+    if (onUnread === undefined) return this.#parseAll(keys, await this.#redis.mget(keys, fromCache));
+    const { values, unread } = await this.#redis.mgetAvailable(keys, fromCache);
     if (unread !== undefined) onUnread(unread);
     return this.#parseAll(keys, values);
   }

@@ -80,13 +80,16 @@ export class FeatureStore {
    * Reads rows; the result has, per request, one entry per key: the row, or undefined when
    * missing, expired by the view's TTL, or of an unknown layout. With `onUnread`, rows on Redis
    * Cluster masters that cannot answer are undefined too, and `onUnread` is told which.
+   * `fromCache` (an explanation's) is set true at the position of each row served from the read
+   * cache, counted as `indexes` are.
    */
   async read(
     requests: readonly RowRequest[],
     nowMs = Date.now(),
     onUnread?: OnUnreadRows,
+    fromCache?: boolean[],
   ): Promise<Array<Array<StoredRow | undefined>>> {
-    const { values, unread } = await this.#fetch(requests, onUnread !== undefined);
+    const { values, unread } = await this.#fetch(requests, onUnread !== undefined, fromCache);
     if (unread !== undefined) onUnread?.(unread);
     // Straight to rows, not through readStates: this runs for every ranking request.
     let position = 0;
@@ -104,13 +107,15 @@ export class FeatureStore {
   /**
    * Like {@link read}, but says why a row is absent: `missing`, `expired`, `unknown_layout` or
    * unreadable; with `onUnread`, `unavailable` for rows whose Redis Cluster master cannot answer.
+   * `fromCache`: as {@link read}'s.
    */
   async readStates(
     requests: readonly RowRequest[],
     nowMs = Date.now(),
     onUnread?: OnUnreadRows,
+    fromCache?: boolean[],
   ): Promise<Array<Array<RowState>>> {
-    const { values, unread } = await this.#fetch(requests, onUnread !== undefined);
+    const { values, unread } = await this.#fetch(requests, onUnread !== undefined, fromCache);
     let unavailable: boolean[] | undefined;
     if (unread !== undefined) {
       onUnread?.(unread);
@@ -136,14 +141,15 @@ export class FeatureStore {
    */
   async #fetch(
     requests: readonly RowRequest[],
-    leaveOut = false,
+    leaveOut: boolean,
+    fromCache: boolean[] | undefined,
   ): Promise<{ values: Array<Buffer | null>; unread: UnreadKeys | undefined }> {
     const redisKeys: string[] = [];
     for (const { view, keys } of requests) for (const ids of keys) redisKeys.push(this.#rowKey(view, ids));
     let values: Array<Buffer | null>;
     let unread: UnreadKeys | undefined;
-    if (leaveOut) ({ values, unread } = await this.#redis.mgetAvailable(redisKeys));
-    else values = await this.#redis.mget(redisKeys);
+    if (leaveOut) ({ values, unread } = await this.#redis.mgetAvailable(redisKeys, fromCache));
+    else values = await this.#redis.mget(redisKeys, fromCache);
     let unknown: Set<number> | undefined;
     let position = 0;
     for (const { view, keys } of requests) {

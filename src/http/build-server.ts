@@ -167,7 +167,9 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
               `Redis unavailable (${detail}); retrying in the background. Start one with \`rankd redis\`.`,
             ),
     metrics?.redis,
+    !options.documentOnly,
   );
+  if (redis.readCache !== undefined) metrics?.registerReadCache(redis.readCache);
   // A document-only server writes no event: its sink must not open a connection of its own.
   const events = createEventSink(
     options.documentOnly ? { ...config, EVENTS_SINK: 'off' } : config,

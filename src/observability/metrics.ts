@@ -2,6 +2,7 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } f
 import { DROP_REASONS } from '../events/event-sink.js';
 import type { RedisErrorKind, RedisObserver } from '../redis/observer.js';
 import { OUTAGE_CAUSES } from '../redis/outages.js';
+import type { ReadCache } from '../redis/read-cache.js';
 import type { Degradation } from '../request/degradation.js';
 import { PIPELINE_STAGES, type PipelineStage, type StageObserver } from '../request/stage-timing.js';
 import { CountOfHistogram, FastHistogram, type HistogramSeries } from './histogram.js';
@@ -460,6 +461,44 @@ export class RankdMetrics {
       },
     });
     return (reason) => (byReason.get(reason) ?? shed.labels(reason)).inc();
+  }
+
+  /**
+   * The read cache's metrics (`READ_CACHE_MB`, DR-020), read from `cache` at each scrape:
+   * `rankd_read_cache_{hits,misses,invalidations,flushes,evictions}_total`, and the gauges
+   * `rankd_read_cache_bytes`, `rankd_read_cache_entries` and `rankd_read_cache_serving` (1 while
+   * every tracking connection tracks).
+   */
+  registerReadCache(cache: ReadCache): void {
+    const registry = this.registry;
+    const counters = {
+      hits: 'Keys read from the read cache',
+      misses: 'Keys the read cache did not hold, read from Redis (none counted while it does not serve)',
+      invalidations: 'Cached keys dropped because Redis (or this process) wrote them',
+      flushes:
+        'Times the whole read cache was dropped: a tracking connection lost or back, FLUSHALL, new cluster masters',
+      evictions: 'Cached keys dropped to stay within READ_CACHE_MB',
+    } as const;
+    for (const [name, help] of Object.entries(counters) as Array<[keyof typeof counters, string]>)
+      mirroredCounter(registry, `rankd_read_cache_${name}_total`, help, () => cache.stats[name]);
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect: function (this: Gauge) {
+          this.set(read());
+        },
+      });
+    gauge(
+      'rankd_read_cache_bytes',
+      'Bytes the read cache holds (keys, values and bookkeeping)',
+      () => cache.bytes,
+    );
+    gauge('rankd_read_cache_entries', 'Keys the read cache holds', () => cache.size);
+    gauge('rankd_read_cache_serving', '1 while the read cache serves (every node tracked), else 0', () =>
+      cache.enabled ? 1 : 0,
+    );
   }
 
   /** Stops listening to model reloads (the server is closing). */

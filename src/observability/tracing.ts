@@ -114,7 +114,9 @@ export class RequestTracing {
     }
     const provider = new sdk.TracerProvider({
       resource: resources.resourceFromAttributes({
-        'service.name': config.OTEL_SERVICE_NAME,
+        'service.name': 'rankd',
+        // Several apps' spans in one tracing backend are told apart by the project, as their keys are.
+        'service.namespace': config.PROJECT_NAME,
         'service.version': VERSION,
       }),
       spanProcessors: [processor],

@@ -44,6 +44,14 @@ function modelPart(context: RequestContext, entity: object, name: string, e: Exp
 /** What an explanation says of a candidate the index does not hold. */
 export const NOT_IN_INDEX_NOTE = 'not in the index; ranked with the fields sent';
 
+/** What of a candidate came from the read cache, when the cache is on: its stored value and rows. */
+function readCachePart(context: RequestContext, entity: object) {
+  const use = context.readCacheUse;
+  if (use === undefined) return {};
+  const { type, id } = context.identify(entity);
+  return { read_cache: use.of(type, id) };
+}
+
 /** Milliseconds rounded to the microsecond: enough for a person, short in the JSON. */
 const ms = (value: number) => Math.round(value * 1000) / 1000;
 
@@ -76,6 +84,7 @@ export async function explainedResponse(
         business_logic: trace.entriesFor(entity),
         model_position: trace.modelPositions.get(entity) ?? i + 1,
         ...(context.notInIndex?.includes(entity) ? { hydration: NOT_IN_INDEX_NOTE } : {}),
+        ...readCachePart(context, entity),
       },
     };
   });

@@ -141,6 +141,24 @@ export const CandidateExplanationSchema = Type.Object(
         },
       ),
     ),
+    read_cache: Type.Optional(
+      Type.Object(
+        {
+          entity: Type.Boolean({
+            description: "Whether the candidate's stored value came from the read cache",
+          }),
+          views: Type.Array(Type.String(), {
+            description: 'The feature views whose row of the candidate came from the read cache',
+          }),
+        },
+        {
+          title: 'ReadCacheUse',
+          description:
+            "Only while the server's read cache is on (READ_CACHE_MB): what of the candidate it served " +
+            'instead of Redis',
+        },
+      ),
+    ),
     hydration: Type.Optional(
       Type.String({
         description:

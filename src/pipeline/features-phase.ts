@@ -3,6 +3,7 @@ import type { FeatureView } from '../features/define-feature-view.js';
 import type { FeatureValue } from '../features/feature-kind.js';
 import type { FeatureStore, OnUnreadRows, RowRequest } from '../features/feature-store.js';
 import type { RealtimeFeatures } from '../request/define-realtime-features.js';
+import type { ReadCacheUse } from '../request/read-cache-use.js';
 import type { RequestContext } from '../request/request-context.js';
 import type { FeaturePlan } from './feature-plan.js';
 
@@ -131,7 +132,10 @@ export class StoredFeatureFetch {
       this.#rowsInAt = performance.now();
       return;
     }
-    const rows = await this.#store.read(requests, undefined, this.#onUnread);
+    const use = this.#context.readCacheUse;
+    const fromCache: boolean[] | undefined = use === undefined ? undefined : [];
+    const rows = await this.#store.read(requests, undefined, this.#onUnread, fromCache);
+    if (use !== undefined && fromCache !== undefined) recordCacheUse(use, requests, fromCache);
     const features = this.#context.features;
     for (let i = 0; i < requests.length; i++) {
       const { view, keys } = requests[i] as RowRequest;
@@ -143,6 +147,19 @@ export class StoredFeatureFetch {
       }
     }
     this.#rowsInAt = performance.now();
+  }
+}
+
+/** Records the rows of `requests` read from the cache (`fromCache`: by position, as FeatureStore.read counts). */
+function recordCacheUse(
+  use: ReadCacheUse,
+  requests: readonly RowRequest[],
+  fromCache: readonly boolean[],
+): void {
+  let position = 0;
+  for (const { view, keys } of requests) {
+    const type = view.entityTypes[0]?.name ?? '';
+    for (const ids of keys) if (fromCache[position++] === true) use.rowRead(view.name, type, ids);
   }
 }
 

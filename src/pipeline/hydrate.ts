@@ -170,10 +170,31 @@ export async function hydrate(
   let level = fillLevel(context, firstLevel, await firstLevelRead);
   const foundReferenced = level.entries.length > 0;
   while (level.entries.length > 0) {
-    const stored = await index.readMany(level.entries, onUnread);
+    const stored = await readLevel(context, index, level.entries, onUnread);
     level = fillLevel(context, level, stored);
   }
   return foundReferenced;
+}
+
+/**
+ * Reads the stored values of a level's entities; an explained request also records which came
+ * from the read cache ({@link RequestContext.readCacheUse}).
+ */
+export async function readLevel(
+  context: RequestContext,
+  index: EntityIndex,
+  entries: readonly Discovered[],
+  onUnread?: OnUnread,
+): Promise<Array<EntityData | undefined>> {
+  const use = context.readCacheUse;
+  if (use === undefined) return index.readMany(entries, onUnread);
+  const fromCache: boolean[] = [];
+  const stored = await index.readMany(entries, onUnread, fromCache);
+  fromCache.forEach((hit, i) => {
+    const entry = entries[i] as Discovered;
+    if (hit) use.entityRead(entry.type.name, entry.id);
+  });
+  return stored;
 }
 
 /**

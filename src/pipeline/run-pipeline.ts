@@ -6,12 +6,13 @@ import type { EventJson } from '../fast-paths/event-json.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { UnreadKeys } from '../redis/outages.js';
 import type { Degradation } from '../request/degradation.js';
+import { ReadCacheUse } from '../request/read-cache-use.js';
 import { RequestContext, runInContext } from '../request/request-context.js';
 import type { StageObserver } from '../request/stage-timing.js';
 import { type Pipeline, routeOf, type UnreachableShardPolicy } from './define-pipeline.js';
 import type { FeaturePlan } from './feature-plan.js';
 import { computeRealtimeFeatures, StoredFeatureFetch } from './features-phase.js';
-import { candidatesNotFound, discoverEntities, hydrate } from './hydrate.js';
+import { candidatesNotFound, discoverEntities, hydrate, readLevel } from './hydrate.js';
 import { checkVariantOverrides, overridesOf, variantOverrideProblems } from './overrides.js';
 
 /** The stores a pipeline reads. */
@@ -105,6 +106,7 @@ export function runPipeline(
   context.stageObserver = options.stages;
   // Only a request that asks for an explanation times its stages for it.
   if (request.explain === true) context.stageTimes = {};
+  if (request.explain === true && stores.index.cachesReads) context.readCacheUse = new ReadCacheUse();
   return runInContext(context, async () => {
     const start = performance.now();
     const firstLevel = discoverEntities(request, pipeline.slots);
@@ -130,7 +132,7 @@ export function runPipeline(
           context.degraded().addEntities(unread.outages);
         }
       : undefined;
-    const entityRead = stores.index.readMany(firstLevel.entries, onUnreadFirst);
+    const entityRead = readLevel(context, stores.index, firstLevel.entries, onUnreadFirst);
     const featureFetch = new StoredFeatureFetch(context, stores.features, plan, idsByType, onUnreadRows);
     const foundReferenced = await hydrate(context, stores.index, firstLevel, entityRead, onUnreadEntities);
     context.notInIndex = candidatesNotFound(request, firstLevel, await entityRead, unreadFirst);

@@ -7,10 +7,11 @@ import {
   type UnavailableNode,
 } from '../errors/index.js';
 import { type BatchGroup, groupKeys, RedisPartialWriteError } from './batches.js';
-import type { SlotMap, SlotOwner } from './cluster-slot-map.js';
+import { ownersOf, type SlotMap, type SlotOwner } from './cluster-slot-map.js';
 import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
 import { hashSlot } from './hash-slot.js';
+import { InvalidationTracker } from './invalidation-tracker.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
 import { isOutOfMemoryReply, type MemoryReport, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
 import {
@@ -20,6 +21,7 @@ import {
   refusesWholeCluster,
   type UnreadKeys,
 } from './outages.js';
+import { ReadCache } from './read-cache.js';
 import {
   type RedisCommand,
   type RedisTransport,
@@ -46,6 +48,11 @@ export interface RedisConnectionOptions {
   onStateChange?: (event: 'ready' | 'lost', detail: string) => void;
   /** Told how long each command took and how it failed (the server's metrics). */
   observer?: RedisObserver | undefined;
+  /**
+   * A cache of MGET reads kept exact by Redis's invalidations (`READ_CACHE_MB`, DR-020): its size
+   * in bytes and the key prefixes every MGET reads under. Absent or 0 bytes: every read goes to Redis.
+   */
+  readCache?: { readonly capacityBytes: number; readonly prefixes: readonly string[] } | undefined;
 }
 
 /** Value as stored: Redis bulk strings come back as Buffers so that binary (LZ4) values survive. */
@@ -80,6 +87,11 @@ export class RedisConnection {
   readonly #cluster: ClusterTransport | undefined;
   readonly #options: RedisConnectionOptions;
   readonly #deadlines: Deadlines;
+  /** The read cache and what keeps it exact; undefined when off. */
+  readonly #cache: ReadCache | undefined;
+  readonly #tracker: InvalidationTracker | undefined;
+  /** The cluster slot map whose masters the tracker follows. */
+  #trackedMap: SlotMap | undefined;
   #connecting: Promise<unknown> | undefined;
   #state: TransportEvent | undefined;
 
@@ -96,11 +108,37 @@ export class RedisConnection {
     this.#transport = this.#cluster ?? new SingleNodeTransport(options.url, transportOptions);
     this.address = this.#transport.address;
     this.#deadlines = new Deadlines(options.commandTimeoutMs);
+    const cache = options.readCache;
+    if (cache !== undefined && cache.capacityBytes > 0) {
+      this.#cache = new ReadCache(cache.capacityBytes, cache.prefixes);
+      this.#tracker = new InvalidationTracker(this.#cache, options.connectTimeoutMs);
+    }
   }
 
   /** Starts connecting (in the background: Redis being down at start-up is not fatal). */
   connect(): void {
-    this.#connecting ??= this.#transport.connect().catch(() => undefined);
+    if (this.#connecting !== undefined) return;
+    // A single Redis's invalidations come from its own address; a cluster's masters are known once
+    // its slot map is (#followMasters, again after each change of the map).
+    if (this.mode === 'single') this.#tracker?.track([{ url: this.#options.url }]);
+    this.#connecting = this.#transport
+      .connect()
+      .then(() => this.#cluster !== undefined && this.#followMasters(this.#cluster.slotMap))
+      .catch(() => undefined);
+  }
+
+  /** The read cache (for its metrics); undefined when off. */
+  get readCache(): ReadCache | undefined {
+    return this.#cache;
+  }
+
+  /**
+   * Resolves once every invalidation Redis sent before now has reached the read cache: a write
+   * acknowledged before this call is then seen by every later read. At once when the cache is off.
+   */
+  async syncInvalidations(): Promise<void> {
+    if (this.#cluster !== undefined && this.#cache !== undefined) this.#followMasters(this.#cluster.slotMap);
+    await this.#tracker?.sync();
   }
 
   /** Whether commands can be sent now. */
@@ -182,9 +220,12 @@ export class RedisConnection {
    * Values of `keys`, in order, `null` where a key does not exist. One MGET per hash slot (one in
    * all on a single Redis); any failure fails the whole read (on a cluster, with a
    * {@link ClusterNodeUnavailableError} naming the nodes and their slots when only some failed).
+   * With the read cache on, `fromCache` (if given) is set true at the index of each value it served.
    */
-  async mget(keys: readonly string[]): Promise<StoredValue[]> {
+  async mget(keys: readonly string[], fromCache?: boolean[]): Promise<StoredValue[]> {
     if (keys.length === 0) return [];
+    if (this.#cache !== undefined)
+      return (await this.#cachedRead(this.#cache, keys, false, fromCache)).values;
     // A single Redis takes the whole read as one MGET and answers in the keys' own order: its reply
     // is the result, with no groups to make nor places to map back.
     if (this.mode === 'single') {
@@ -200,10 +241,99 @@ export class RedisConnection {
    * Anything else still fails the read, and so does an outage of the whole cluster (no master
    * connected) or of a single Redis: there is nothing left to serve then.
    */
-  async mgetAvailable(keys: readonly string[]): Promise<AvailableValues> {
+  async mgetAvailable(keys: readonly string[], fromCache?: boolean[]): Promise<AvailableValues> {
     if (keys.length === 0 || this.mode === 'single')
-      return { values: await this.mget(keys), unread: undefined };
+      return { values: await this.mget(keys, fromCache), unread: undefined };
+    if (this.#cache !== undefined) return this.#cachedRead(this.#cache, keys, true, fromCache);
     return this.#readGroups(keys, true);
+  }
+
+  /**
+   * An MGET through the read cache (DR-020): the keys it holds are served from it, the others read
+   * as the plain path reads them, in one MGET (per slot on a cluster), and offered to it.
+   * `fromCache` (an explanation's): set true at the index of each value served from the cache.
+   */
+  async #cachedRead(
+    cache: ReadCache,
+    keys: readonly string[],
+    leaveOut: boolean,
+    fromCache: boolean[] | undefined,
+  ): Promise<AvailableValues> {
+    const cluster = this.#cluster;
+    if (cluster !== undefined && cluster.slotMap !== this.#trackedMap) this.#followMasters(cluster.slotMap);
+    const now = Date.now();
+    let missing: string[] | undefined;
+    let missingAt: number[] | undefined;
+    let values: StoredValue[];
+    if (cache.enabled) {
+      values = new Array<StoredValue>(keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i] as string;
+        const value = cache.get(key, now);
+        if (value !== undefined) {
+          values[i] = value;
+          if (fromCache !== undefined) fromCache[i] = true;
+        } else if (missing === undefined || missingAt === undefined) {
+          missing = [key];
+          missingAt = [i];
+        } else {
+          missing.push(key);
+          missingAt.push(i);
+        }
+      }
+      const misses = missing?.length ?? 0;
+      cache.stats.hits += keys.length - misses;
+      cache.stats.misses += misses;
+      if (missing === undefined) return { values, unread: undefined };
+    } else values = [];
+    const toRead = missing ?? keys;
+    const ticket = cache.begin();
+    const read =
+      this.mode === 'single'
+        ? {
+            values: (await this.#run(
+              () => this.#transport.send(toRead[0], true, ['MGET', ...toRead]),
+              'mget',
+            )) as StoredValue[],
+            unread: undefined,
+          }
+        : await this.#readGroups(toRead, leaveOut);
+    const invalidated = cache.invalidatedSince(ticket);
+    for (let j = 0; j < toRead.length; j++) {
+      const value = read.values[j] ?? null;
+      if (value !== null) cache.offer(toRead[j] as string, value, ticket, invalidated, now);
+    }
+    if (missingAt === undefined) return read;
+    for (let j = 0; j < missingAt.length; j++) values[missingAt[j] as number] = read.values[j] ?? null;
+    const unread = read.unread;
+    if (unread === undefined) return { values, unread: undefined };
+    const at = missingAt;
+    return { values, unread: { ...unread, indexes: unread.indexes.map((j) => at[j] as number) } };
+  }
+
+  /** Has the tracker follow the masters of `map` (a cluster's, after a change): DR-020. */
+  #followMasters(map: SlotMap): void {
+    const tracker = this.#tracker;
+    if (tracker === undefined || map === this.#trackedMap || !(this.#cluster as ClusterTransport).isReady)
+      return;
+    const masters = [...ownersOf(map).keys()];
+    if (masters.length === 0) return;
+    this.#trackedMap = map;
+    tracker.track(
+      masters.map((address) => {
+        const at = address.lastIndexOf(':');
+        return {
+          host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'),
+          port: Number(address.slice(at + 1)),
+        };
+      }),
+    );
+  }
+
+  /** Drops `keys` from the read cache before a write of this process: its own reads see its writes. */
+  #invalidateLocally(keys: Iterable<string>): void {
+    const cache = this.#cache;
+    if (cache !== undefined) for (const key of keys) cache.invalidate(key);
   }
 
   /**
@@ -212,6 +342,7 @@ export class RedisConnection {
    */
   async mset(entries: ReadonlyArray<readonly [string, string | Buffer]>): Promise<void> {
     if (entries.length === 0) return;
+    if (this.#cache !== undefined) this.#invalidateLocally(entries.map(([key]) => key));
     if (this.mode === 'single') {
       // One group, so one command built in one pass: an upload's MSET has thousands of arguments,
       // and every intermediate array of them is garbage to collect.
@@ -244,6 +375,7 @@ export class RedisConnection {
       await this.mset(entries.map(([key, value]) => [key, value] as const));
       return;
     }
+    if (this.#cache !== undefined) this.#invalidateLocally(entries.map(([key]) => key));
     await this.#writeGroups(
       entries.map(([key]) => key),
       (group) =>
@@ -315,6 +447,7 @@ export class RedisConnection {
    */
   async deleteEach(keys: readonly string[]): Promise<number[]> {
     if (keys.length === 0) return [];
+    this.#invalidateLocally(keys);
     const existed = new Array<number>(keys.length).fill(0);
     await this.#writeGroups(
       keys,
@@ -532,7 +665,7 @@ export class RedisConnection {
 
   /** Closes the connection; pending commands finish first. */
   async close(): Promise<void> {
-    await this.#transport.close();
+    await Promise.all([this.#transport.close(), this.#tracker?.close()]);
   }
 
   #groups(keys: readonly string[]): BatchGroup[] {
@@ -776,6 +909,7 @@ export class RedisConnection {
    * over; a cluster's node events pass as they come (the transport reports each once per outage).
    */
   #onEvent(event: TransportEvent, detail: string): void {
+    if (this.#cluster !== undefined && this.#cache !== undefined) this.#followMasters(this.#cluster.slotMap);
     if (event === 'node-lost' || event === 'node-back') {
       this.#options.onStateChange?.(event === 'node-lost' ? 'lost' : 'ready', detail);
       return;

@@ -74,6 +74,14 @@ export class RedisKeys {
     return `${this.#project}:promotions`;
   }
 
+  /**
+   * The prefixes of every index key and every feature row key: what the read cache holds and asks
+   * Redis to report writes under (DR-020).
+   */
+  cachedPrefixes(): string[] {
+    return [this.#indexPrefix, this.#featurePrefix];
+  }
+
   /** Key of one entity in the index. */
   entity(entityType: string, entityId: string): string {
     if (this.layout === 'cluster') return `${this.#indexPrefix}${identityTag(entityType, entityId)}`;

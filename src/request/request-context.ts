@@ -6,6 +6,7 @@ import type { FeatureValue } from '../features/feature-kind.js';
 import type { RankdRequest } from './component.js';
 import { Degradation } from './degradation.js';
 import { FeatureLookupError, FeatureTable } from './feature-table.js';
+import type { ReadCacheUse } from './read-cache-use.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
 /**
@@ -101,6 +102,11 @@ export class RequestContext {
    * otherwise, so that other requests carry nothing for it.
    */
   stageTimes: Record<string, number> | undefined;
+  /**
+   * What the request read from the read cache, when it asked for an explanation and the cache is
+   * on; undefined otherwise.
+   */
+  readCacheUse: ReadCacheUse | undefined;
   /**
    * What the request could not read because some Redis Cluster masters could not answer, when its
    * pipeline degrades rather than fails; undefined when it read everything (the usual case).

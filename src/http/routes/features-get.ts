@@ -25,7 +25,7 @@ function jsonValue(value: unknown): unknown {
  */
 export function registerFeatureGetRoute(
   server: FastifyInstance,
-  { app, config, features, metrics }: Services,
+  { app, config, features, index, metrics }: Services,
 ): void {
   const view = exampleFeatureView(app);
   const body = withExample(
@@ -62,6 +62,13 @@ export function registerFeatureGetRoute(
               }),
               event_timestamp: Type.Optional(Type.String()),
               reason: Type.Optional(Type.String({ description: 'Why an `unreadable` row cannot be read' })),
+              from_cache: Type.Optional(
+                Type.Boolean({
+                  description:
+                    "true when the row came from this server's read cache (READ_CACHE_MB) instead of Redis; " +
+                    'absent otherwise',
+                }),
+              ),
             }),
           ),
         }),
@@ -140,10 +147,13 @@ export function registerFeatureGetRoute(
               degradation.addFeatureRows(unread.outages);
             }
           : undefined;
+      // Which rows the read cache served, by position (view after view), when it is on.
+      const fromCache: boolean[] | undefined = index.cachesReads ? [] : undefined;
       const states = await features.readStates(
         views.map((view) => ({ view, keys })),
         undefined,
         onUnread,
+        fromCache,
       );
       // An id's rows all live on its first entity's master: one unreadable row means its node is out.
       const unavailable =
@@ -157,12 +167,19 @@ export function registerFeatureGetRoute(
             return undefined;
           const values: Record<string, unknown> = {};
           const defaulted: string[] = [];
-          const viewStates: Record<string, { state: string; event_timestamp?: string; reason?: string }> = {};
+          const viewStates: Record<
+            string,
+            { state: string; event_timestamp?: string; reason?: string; from_cache?: boolean }
+          > = {};
           views.forEach((view, v) => {
             const state = states[v]?.[i] ?? 'missing';
             const row = typeof state === 'string' || state instanceof UnreadableRow ? undefined : state;
             viewStates[view.name] = row
-              ? { state: 'fresh', event_timestamp: new Date(row.eventTimestampMs).toISOString() }
+              ? {
+                  state: 'fresh',
+                  event_timestamp: new Date(row.eventTimestampMs).toISOString(),
+                  ...(fromCache?.[v * keys.length + i] === true ? { from_cache: true } : {}),
+                }
               : state instanceof UnreadableRow
                 ? { state: 'unreadable', reason: state.reason }
                 : { state: state as string };
