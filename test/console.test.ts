@@ -380,7 +380,7 @@ test('marks a feature row the read cache served (READ_CACHE_MB)', async () => {
     await page.click('form.lookup button[type=submit]');
     const view = page.locator('.feature-view[data-view=product_stats]');
     await view.waitFor();
-    assert.equal(await text(view.locator('.from-cache')), 'from cache');
+    assert.equal((await text(view.locator('.from-cache'))).trim(), 'from cache');
     await browser.screenshot(page, 'entity-from-cache');
     await page.close();
   } finally {

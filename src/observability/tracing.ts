@@ -27,8 +27,6 @@ type Context = import('@opentelemetry/api').Context;
  *   },
  *   shutdown: async () => {},
  * };
- * const server = await buildServer({ app, config: loadConfig({ OTEL_EXPORTER: 'otlp' }), spanExporter });
- * await server.close();
  * ```
  */
 export interface SpanExporterLike {
