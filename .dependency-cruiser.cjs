@@ -23,6 +23,9 @@ const TIERS = [
   ['http', 'cli', 'testing', 'index.ts', 'server.ts'],
 ];
 
+/** The tiers' names, as the rules that keep each one from importing upward are named. */
+const TIER_NAMES = ['client', 'foundation', 'storage', 'request', 'components', 'pipelines', 'ways-in'];
+
 /** A path pattern for the folders (or top-level files) of some tiers. */
 const under = (tiers) =>
   `^src/(${tiers
@@ -31,7 +34,7 @@ const under = (tiers) =>
     .join('|')})($|/)`;
 
 const upward = TIERS.slice(0, -1).map((tier, i) => ({
-  name: `tier-${tier[0]}`,
+  name: `tier-${TIER_NAMES[i]}`,
   comment: `${tier.join(', ')} may import only ${TIERS.slice(0, i + 1)
     .flat()
     .join(', ')}`,

@@ -63,7 +63,7 @@ describe('the layer check', () => {
         'src/redis/connection.ts': "import { serve } from '../http/server.js';\nexport const c = serve;\n",
         'src/http/server.ts': 'export const serve = 1;\n',
       },
-      /layer-redis: src\/redis\/connection\.ts → src\/http\/server\.ts/,
+      /tier-foundation: src\/redis\/connection\.ts → src\/http\/server\.ts/,
     );
   });
 
