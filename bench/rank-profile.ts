@@ -11,6 +11,8 @@
  * - `BENCH_PROFILE_CASE`: `b` (default) or `a`, `rank`'s cases.
  * - `BENCH_PROFILE_REQUESTS`: requests per path (default 1000; 100 with `--quick`), in blocks of 100.
  * - `BENCH_PROFILE_ENV`: extra rankd settings, space-separated `NAME=value` (e.g. `EVENTS_SINK=redis`).
+ * - `BENCH_PROFILE_WORKLOAD`: how candidates are drawn, `uniform` (default) or `zipf` (with
+ *   `BENCH_PROFILE_ENV=READ_CACHE_MB=64`, the read cache's hit path).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +22,8 @@ import { drive } from './lib/drive.js';
 import { HttpClient } from './lib/http.js';
 import { type CpuProfile, ProfileTree, summariseProfile, type TimeWindow } from './lib/profile-summary.js';
 import {
+  CANDIDATE_WORKLOADS,
+  type CandidateWorkload,
   floorBody,
   PARSING_FLOOR_PATH,
   RANK_PATH,
@@ -69,6 +73,13 @@ function caseToRun(): RankCase {
   const found = CASES.find((rankCase) => rankCase.key === key);
   if (found === undefined) throw new Error(`BENCH_PROFILE_CASE: no case ${key} (cases: a, b)`);
   return found;
+}
+
+function workloadToRun(): CandidateWorkload {
+  const named = process.env.BENCH_PROFILE_WORKLOAD ?? 'uniform';
+  if (!CANDIDATE_WORKLOADS.includes(named as CandidateWorkload))
+    throw new Error(`BENCH_PROFILE_WORKLOAD: no workload ${named} (${CANDIDATE_WORKLOADS.join(', ')})`);
+  return named as CandidateWorkload;
 }
 
 function extraSettings(): Record<string, string> {
@@ -146,7 +157,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       path('floor', floorServer, RANK_PATH),
       path('parsing floor', floorServer, PARSING_FLOOR_PATH),
     ];
-    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 3);
+    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 3, workloadToRun());
     let offset = 0;
     const block = async (target: Path, count: number) => {
       const base = offset;

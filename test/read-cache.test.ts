@@ -445,34 +445,42 @@ describe('a Redis Cluster failover', () => {
 });
 
 describe('the cache itself', () => {
+  // Keys of these tests are a two-character space (`p:` is tracked, `q:` not) and the rest.
   const ticketAndOffer = (cache: ReadCache, key: string, value: string, now = 0) => {
     const ticket = cache.begin();
-    cache.offer(key, Buffer.from(value), ticket, cache.invalidatedSince(ticket), now);
+    cache.offer(
+      key.slice(0, 2),
+      key.slice(2),
+      Buffer.from(value),
+      ticket,
+      cache.invalidatedSince(ticket),
+      now,
+    );
   };
 
   test('a key is stored on its second read (the doorkeeper), as a copy of the bytes read', () => {
     const cache = new ReadCache(1 << 20, ['p:']);
     cache.enable();
     const read = Buffer.from('abc');
-    cache.offer('p:1', read, cache.begin(), undefined, 0);
-    assert.equal(cache.get('p:1', 0), undefined);
-    cache.offer('p:1', read, cache.begin(), undefined, 0);
+    cache.offer('p:', '1', read, cache.begin(), undefined, 0);
+    assert.equal(cache.get('p:', '1', 0), undefined);
+    cache.offer('p:', '1', read, cache.begin(), undefined, 0);
     read.write('xyz');
-    assert.equal(cache.get('p:1', 0)?.toString(), 'abc');
+    assert.equal(cache.get('p:', '1', 0)?.toString(), 'abc');
   });
 
   test('nothing outside the tracked prefixes, nothing while disabled, nothing read across a flush', () => {
     const cache = new ReadCache(1 << 20, ['p:']);
     for (let i = 0; i < 2; i++) ticketAndOffer(cache, 'p:off', 'v');
-    assert.equal(cache.get('p:off', 0), undefined);
+    assert.equal(cache.get('p:', 'off', 0), undefined);
     cache.enable();
     for (let i = 0; i < 2; i++) ticketAndOffer(cache, 'q:1', 'v');
-    assert.equal(cache.get('q:1', 0), undefined);
+    assert.equal(cache.get('q:', '1', 0), undefined);
     ticketAndOffer(cache, 'p:1', 'v');
     const ticket = cache.begin();
     cache.flush();
-    cache.offer('p:1', Buffer.from('old'), ticket, cache.invalidatedSince(ticket), 0);
-    assert.equal(cache.get('p:1', 0), undefined);
+    cache.offer('p:', '1', Buffer.from('old'), ticket, cache.invalidatedSince(ticket), 0);
+    assert.equal(cache.get('p:', '1', 0), undefined);
   });
 
   test('a value whose key was invalidated while its read was out is not stored; others are', () => {
@@ -484,9 +492,10 @@ describe('the cache itself', () => {
     const ticket = cache.begin();
     cache.invalidate('p:1');
     const invalidated = cache.invalidatedSince(ticket);
-    for (const key of ['p:1', 'p:2']) cache.offer(key, Buffer.from('old'), ticket, invalidated, 0);
-    assert.equal(cache.get('p:1', 0), undefined);
-    assert.equal(cache.get('p:2', 0)?.toString(), 'old');
+    for (const key of ['p:1', 'p:2'])
+      cache.offer('p:', key.slice(2), Buffer.from('old'), ticket, invalidated, 0);
+    assert.equal(cache.get('p:', '1', 0), undefined);
+    assert.equal(cache.get('p:', '2', 0)?.toString(), 'old');
     // Past what is remembered, a read stores nothing at all.
     const early = cache.begin();
     for (let i = 0; i < 5000; i++) cache.invalidate(`p:x${i}`);
@@ -502,10 +511,10 @@ describe('the cache itself', () => {
     for (let n = 0; n < 2000; n++) {
       for (let i = 0; i < 2; i++) ticketAndOffer(cache, `p:${n}`, value);
       assert.ok(cache.bytes <= capacity, `${cache.bytes} bytes`);
-      assert.ok(cache.get('p:hot', 0), `the hot key, after ${n} others`);
+      assert.ok(cache.get('p:', 'hot', 0), `the hot key, after ${n} others`);
     }
     assert.ok(cache.stats.evictions > 0);
-    assert.equal(cache.get('p:hot', READ_CACHE_TTL_MS - 1)?.toString(), value);
-    assert.equal(cache.get('p:hot', READ_CACHE_TTL_MS), undefined);
+    assert.equal(cache.get('p:', 'hot', READ_CACHE_TTL_MS - 1)?.toString(), value);
+    assert.equal(cache.get('p:', 'hot', READ_CACHE_TTL_MS), undefined);
   });
 });

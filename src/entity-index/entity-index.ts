@@ -8,7 +8,7 @@ import {
 } from '../errors/index.js';
 import { toPartialWriteError } from '../redis/batches.js';
 import type { RedisConnection } from '../redis/connection.js';
-import type { RedisKeys } from '../redis/keys.js';
+import type { RedisKeys, SplitKeys } from '../redis/keys.js';
 import type { NodeOutage, UnreadKeys } from '../redis/outages.js';
 import { decodeEntityBytes, encodeEntity, encodeEntityBytes, type IndexCodec } from './codec.js';
 
@@ -180,7 +180,7 @@ export class EntityIndex {
    */
   async getBytes(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: Buffer]>> {
     const unique = [...new Set(ids)];
-    const keys = unique.map((id) => this.#keys.entity(type.name, id));
+    const keys = this.#keysOf(type, unique);
     return this.#found(unique, keys, await this.#redis.mget(keys));
   }
 
@@ -190,7 +190,7 @@ export class EntityIndex {
    */
   async getAvailableBytes(type: EntityType, ids: readonly string[]): Promise<AvailableEntities> {
     const unique = [...new Set(ids)];
-    const keys = unique.map((id) => this.#keys.entity(type.name, id));
+    const keys = this.#keysOf(type, unique);
     const { values, unread } = await this.#redis.mgetAvailable(keys);
     return {
       found: this.#found(unique, keys, values),
@@ -199,12 +199,17 @@ export class EntityIndex {
     };
   }
 
-  #found(ids: readonly string[], keys: readonly string[], values: ReadonlyArray<Buffer | null>) {
+  #keysOf(type: EntityType, ids: readonly string[]): SplitKeys {
+    const space = this.#keys.entitySpace(type.name);
+    return { spaces: ids.map(() => space), rests: ids.map((id) => this.#keys.entityRest(id)) };
+  }
+
+  #found(ids: readonly string[], keys: SplitKeys, values: ReadonlyArray<Buffer | null>) {
     const found: Array<[string, Buffer]> = [];
     for (let i = 0; i < ids.length; i++) {
       const value = values[i];
       if (value === null || value === undefined) continue;
-      found.push([ids[i] as string, this.#decodeChecked(keys[i] as string, value)]);
+      found.push([ids[i] as string, this.#decodeChecked(keys, i, value)]);
     }
     return found;
   }
@@ -230,14 +235,21 @@ export class EntityIndex {
     onUnread?: OnUnread,
     fromCache?: boolean[],
   ): Promise<Array<EntityData | undefined>> {
-    const keys = identifiers.map(({ type, id }) => this.#keys.entity(type.name, id));
+    const spaces = new Array<string>(identifiers.length);
+    const rests = new Array<string>(identifiers.length);
+    for (let i = 0; i < identifiers.length; i++) {
+      const { type, id } = identifiers[i] as (typeof identifiers)[number];
+      spaces[i] = this.#keys.entitySpace(type.name);
+      rests[i] = this.#keys.entityRest(id);
+    }
+    const keys = { spaces, rests };
     if (onUnread === undefined) return this.#parseAll(keys, await this.#redis.mget(keys, fromCache));
     const { values, unread } = await this.#redis.mgetAvailable(keys, fromCache);
     if (unread !== undefined) onUnread(unread);
     return this.#parseAll(keys, values);
   }
 
-  #parseAll(keys: readonly string[], values: ReadonlyArray<Buffer | null>): Array<EntityData | undefined> {
+  #parseAll(keys: SplitKeys, values: ReadonlyArray<Buffer | null>): Array<EntityData | undefined> {
     const parsed: Array<EntityData | undefined> = [];
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
@@ -245,11 +257,11 @@ export class EntityIndex {
         parsed.push(undefined);
         continue;
       }
-      const json = this.#decodeChecked(keys[i] as string, value);
+      const json = this.#decodeChecked(keys, i, value);
       try {
         parsed.push(JSON.parse(json.toString('utf8')) as EntityData);
       } catch (error) {
-        throw new IndexValueCorruptError(keys[i] as string, error);
+        throw new IndexValueCorruptError(keyAt(keys, i), error);
       }
     }
     return parsed;
@@ -281,15 +293,15 @@ export class EntityIndex {
     return keys.flatMap((key) => this.#keys.entityIdOf(type.name, key) ?? []);
   }
 
-  #decodeChecked(key: string, value: Buffer): Buffer {
+  #decodeChecked(keys: SplitKeys, i: number, value: Buffer): Buffer {
     let json: Buffer;
     try {
       json = decodeEntityBytes(value);
     } catch (error) {
-      throw new IndexValueCorruptError(key, error);
+      throw new IndexValueCorruptError(keyAt(keys, i), error);
     }
     // The bytes are spliced into responses unparsed, so at least make sure they are a JSON object.
-    if (json[0] !== 0x7b || json[json.length - 1] !== 0x7d) throw new IndexValueCorruptError(key);
+    if (json[0] !== 0x7b || json[json.length - 1] !== 0x7d) throw new IndexValueCorruptError(keyAt(keys, i));
     return json;
   }
 }
@@ -337,4 +349,9 @@ export function entityIdOf(value: unknown): string | { problem: string; type: st
     };
   }
   return value;
+}
+
+/** The whole key at `i` of `keys`: built only to name a damaged value. */
+function keyAt(keys: SplitKeys, i: number): string {
+  return (keys.spaces[i] as string) + (keys.rests[i] as string);
 }

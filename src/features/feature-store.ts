@@ -144,8 +144,17 @@ export class FeatureStore {
     leaveOut: boolean,
     fromCache: boolean[] | undefined,
   ): Promise<{ values: Array<Buffer | null>; unread: UnreadKeys | undefined }> {
-    const redisKeys: string[] = [];
-    for (const { view, keys } of requests) for (const ids of keys) redisKeys.push(this.#rowKey(view, ids));
+    const spaces: string[] = [];
+    const rests: string[] = [];
+    for (const { view, keys } of requests) {
+      const space = this.#keys.featureRowSpace(view.name);
+      const entityType = view.entityTypes[0]?.name;
+      for (const ids of keys) {
+        spaces.push(space);
+        rests.push(this.#keys.featureRowRest(ids, entityType));
+      }
+    }
+    const redisKeys = { spaces, rests };
     let values: Array<Buffer | null>;
     let unread: UnreadKeys | undefined;
     if (leaveOut) ({ values, unread } = await this.#redis.mgetAvailable(redisKeys, fromCache));

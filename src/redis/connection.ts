@@ -12,6 +12,7 @@ import { ClusterTransport } from './cluster-transport.js';
 import { Deadlines } from './deadlines.js';
 import { hashSlot } from './hash-slot.js';
 import { InvalidationTracker } from './invalidation-tracker.js';
+import { joinKeys, type SplitKeys } from './keys.js';
 import { isRedisOutage, type RedisObserver, redisErrorKind } from './observer.js';
 import { isOutOfMemoryReply, type MemoryReport, parseMemoryInfo, refusesWrites } from './out-of-memory.js';
 import {
@@ -220,19 +221,21 @@ export class RedisConnection {
    * Values of `keys`, in order, `null` where a key does not exist. One MGET per hash slot (one in
    * all on a single Redis); any failure fails the whole read (on a cluster, with a
    * {@link ClusterNodeUnavailableError} naming the nodes and their slots when only some failed).
-   * With the read cache on, `fromCache` (if given) is set true at the index of each value it served.
+   * Keys given as {@link SplitKeys} go through the read cache when it is on; `fromCache` (if given)
+   * is then set true at the index of each value it served.
    */
-  async mget(keys: readonly string[], fromCache?: boolean[]): Promise<StoredValue[]> {
-    if (keys.length === 0) return [];
-    if (this.#cache !== undefined)
+  async mget(keys: readonly string[] | SplitKeys, fromCache?: boolean[]): Promise<StoredValue[]> {
+    if (this.#cache !== undefined && !isWhole(keys))
       return (await this.#cachedRead(this.#cache, keys, false, fromCache)).values;
+    const whole = isWhole(keys) ? keys : joinKeys(keys);
+    if (whole.length === 0) return [];
     // A single Redis takes the whole read as one MGET and answers in the keys' own order: its reply
     // is the result, with no groups to make nor places to map back.
     if (this.mode === 'single') {
-      const send = () => this.#transport.send(keys[0] as string, true, ['MGET', ...keys]);
+      const send = () => this.#transport.send(whole[0] as string, true, ['MGET', ...whole]);
       return (await this.#run(send, 'mget')) as StoredValue[];
     }
-    return (await this.#readGroups(keys, false)).values;
+    return (await this.#readGroups(whole, false)).values;
   }
 
   /**
@@ -241,11 +244,13 @@ export class RedisConnection {
    * Anything else still fails the read, and so does an outage of the whole cluster (no master
    * connected) or of a single Redis: there is nothing left to serve then.
    */
-  async mgetAvailable(keys: readonly string[], fromCache?: boolean[]): Promise<AvailableValues> {
-    if (keys.length === 0 || this.mode === 'single')
-      return { values: await this.mget(keys, fromCache), unread: undefined };
-    if (this.#cache !== undefined) return this.#cachedRead(this.#cache, keys, true, fromCache);
-    return this.#readGroups(keys, true);
+  async mgetAvailable(keys: readonly string[] | SplitKeys, fromCache?: boolean[]): Promise<AvailableValues> {
+    if (this.mode === 'single') return { values: await this.mget(keys, fromCache), unread: undefined };
+    if (this.#cache !== undefined && !isWhole(keys))
+      return this.#cachedRead(this.#cache, keys, true, fromCache);
+    const whole = isWhole(keys) ? keys : joinKeys(keys);
+    if (whole.length === 0) return { values: [], unread: undefined };
+    return this.#readGroups(whole, true);
   }
 
   /**
@@ -255,38 +260,35 @@ export class RedisConnection {
    */
   async #cachedRead(
     cache: ReadCache,
-    keys: readonly string[],
+    keys: SplitKeys,
     leaveOut: boolean,
     fromCache: boolean[] | undefined,
   ): Promise<AvailableValues> {
+    const { spaces, rests } = keys;
+    if (rests.length === 0) return { values: [], unread: undefined };
     const cluster = this.#cluster;
     if (cluster !== undefined && cluster.slotMap !== this.#trackedMap) this.#followMasters(cluster.slotMap);
     const now = Date.now();
-    let missing: string[] | undefined;
     let missingAt: number[] | undefined;
-    let values: StoredValue[];
+    let values: StoredValue[] = [];
     if (cache.enabled) {
-      values = new Array<StoredValue>(keys.length);
-      for (let i = 0; i < keys.length; i++) {
-        const key = keys[i] as string;
-        const value = cache.get(key, now);
+      values = new Array<StoredValue>(rests.length);
+      for (let i = 0; i < rests.length; i++) {
+        const value = cache.get(spaces[i] as string, rests[i] as string, now);
         if (value !== undefined) {
           values[i] = value;
           if (fromCache !== undefined) fromCache[i] = true;
-        } else if (missing === undefined || missingAt === undefined) {
-          missing = [key];
-          missingAt = [i];
-        } else {
-          missing.push(key);
-          missingAt.push(i);
-        }
+        } else if (missingAt === undefined) missingAt = [i];
+        else missingAt.push(i);
       }
-      const misses = missing?.length ?? 0;
-      cache.stats.hits += keys.length - misses;
+      const misses = missingAt?.length ?? 0;
+      cache.stats.hits += rests.length - misses;
       cache.stats.misses += misses;
-      if (missing === undefined) return { values, unread: undefined };
-    } else values = [];
-    const toRead = missing ?? keys;
+      if (missingAt === undefined) return { values, unread: undefined };
+    }
+    const at = missingAt;
+    const toRead =
+      at === undefined ? joinKeys(keys) : at.map((i) => (spaces[i] as string) + (rests[i] as string));
     const ticket = cache.begin();
     const read =
       this.mode === 'single'
@@ -301,13 +303,14 @@ export class RedisConnection {
     const invalidated = cache.invalidatedSince(ticket);
     for (let j = 0; j < toRead.length; j++) {
       const value = read.values[j] ?? null;
-      if (value !== null) cache.offer(toRead[j] as string, value, ticket, invalidated, now);
+      const i = at === undefined ? j : (at[j] as number);
+      if (value !== null)
+        cache.offer(spaces[i] as string, rests[i] as string, value, ticket, invalidated, now);
     }
-    if (missingAt === undefined) return read;
-    for (let j = 0; j < missingAt.length; j++) values[missingAt[j] as number] = read.values[j] ?? null;
+    if (at === undefined) return read;
+    for (let j = 0; j < at.length; j++) values[at[j] as number] = read.values[j] ?? null;
     const unread = read.unread;
     if (unread === undefined) return { values, unread: undefined };
-    const at = missingAt;
     return { values, unread: { ...unread, indexes: unread.indexes.map((j) => at[j] as number) } };
   }
 
@@ -937,4 +940,9 @@ function flatPairs(
 /** What an error says, for a log line or a response's reason. */
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether `keys` are whole key strings rather than {@link SplitKeys}. */
+function isWhole(keys: readonly string[] | SplitKeys): keys is readonly string[] {
+  return Array.isArray(keys);
 }

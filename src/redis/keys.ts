@@ -23,6 +23,9 @@ export class RedisKeys {
   readonly #indexPrefix: string;
   readonly #featurePrefix: string;
   readonly #project: string;
+  /** Spaces by feature view and by entity type, made once each: a read's keys share them. */
+  readonly #spaces = new Map<string, string>();
+  readonly #entitySpaces = new Map<string, string>();
 
   constructor(projectName: string, indexVersion: string, layout: KeyLayout = 'single') {
     // A brace in the prefix would open a hash tag before the identity's and put every key in one slot.
@@ -45,15 +48,29 @@ export class RedisKeys {
    * @param entityType the type of the view's (first) entity; the cluster layout cannot do without it.
    */
   featureRow(view: string, ids: readonly string[], entityType?: string): string {
+    return this.featureRowSpace(view) + this.featureRowRest(ids, entityType);
+  }
+
+  /** What every row key of `view` starts with: {@link featureRow} is this plus {@link featureRowRest}. */
+  featureRowSpace(view: string): string {
+    let space = this.#spaces.get(view);
+    if (space === undefined) {
+      space = `${this.#featurePrefix}${view}:`;
+      this.#spaces.set(view, space);
+    }
+    return space;
+  }
+
+  /** The part of a row's key after its view's {@link featureRowSpace}. */
+  featureRowRest(ids: readonly string[], entityType?: string): string {
     const [first = '', second] = ids;
     if (this.layout === 'cluster') {
       // invariant: every caller passes the view's entity type; only a new caller could forget it.
-      if (entityType === undefined) throw new TypeError(`featureRow(${view}): the entity type is required`);
+      if (entityType === undefined) throw new TypeError('featureRow: the entity type is required');
       const tag = identityTag(entityType, first);
-      return `${this.#featurePrefix}${view}:${second === undefined ? tag : `${tag}:${second}`}`;
+      return second === undefined ? tag : `${tag}:${second}`;
     }
-    const entity = second === undefined ? first : `${first.length}.${first}:${second}`;
-    return `${this.#featurePrefix}${view}:${entity}`;
+    return second === undefined ? first : `${first.length}.${first}:${second}`;
   }
 
   /** Hash of every row layout ever written, by fingerprint: old rows stay readable after a view changes. */
@@ -84,8 +101,22 @@ export class RedisKeys {
 
   /** Key of one entity in the index. */
   entity(entityType: string, entityId: string): string {
-    if (this.layout === 'cluster') return `${this.#indexPrefix}${identityTag(entityType, entityId)}`;
-    return `${this.#indexPrefix}${entityType}:${entityId}`;
+    return this.entitySpace(entityType) + this.entityRest(entityId);
+  }
+
+  /** What every index key of `entityType` starts with: {@link entity} is this plus {@link entityRest}. */
+  entitySpace(entityType: string): string {
+    let space = this.#entitySpaces.get(entityType);
+    if (space === undefined) {
+      space = `${this.#indexPrefix}${this.layout === 'cluster' ? '{' : ''}${entityType}:`;
+      this.#entitySpaces.set(entityType, space);
+    }
+    return space;
+  }
+
+  /** The part of an index key after its type's {@link entitySpace}: the id itself on a single Redis. */
+  entityRest(entityId: string): string {
+    return this.layout === 'cluster' ? `${encodeTagged(entityId)}}` : entityId;
   }
 
   /** Glob pattern matching every index key of one entity type (for SCAN). */
@@ -106,10 +137,31 @@ export class RedisKeys {
 
 /** `{type:id}` with the id's `%`, `{` and `}` percent-encoded (so the first `}` closes the tag). */
 function identityTag(entityType: string, entityId: string): string {
-  const id = /[%{}]/.test(entityId)
+  return `{${entityType}:${encodeTagged(entityId)}}`;
+}
+
+function encodeTagged(entityId: string): string {
+  return /[%{}]/.test(entityId)
     ? entityId.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
     : entityId;
-  return `{${entityType}:${id}}`;
+}
+
+/**
+ * Keys given as two parts, `spaces[i] + rests[i]`: a space is what every key of one entity type
+ * or feature view starts with, so that the read cache finds a value by the parts, without
+ * building and hashing the whole key (DR-020).
+ */
+export interface SplitKeys {
+  readonly spaces: readonly string[];
+  readonly rests: readonly string[];
+}
+
+/** The whole keys of `split`. */
+export function joinKeys(split: SplitKeys): string[] {
+  const { spaces, rests } = split;
+  const keys = new Array<string>(rests.length);
+  for (let i = 0; i < rests.length; i++) keys[i] = (spaces[i] as string) + (rests[i] as string);
+  return keys;
 }
 
 function escapeGlob(text: string): string {

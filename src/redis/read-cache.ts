@@ -16,8 +16,10 @@ const DOORKEEPER_BITS = 1 << 22;
 /** Entries looked at, at most, to find one not read since it was last passed over (CLOCK). */
 const MAX_SECOND_CHANCES = 8;
 
-/** One cached value. */
+/** One cached value, under `rest` in its space's table. */
 interface Entry {
+  readonly table: Map<string, Entry>;
+  readonly rest: string;
   readonly value: Buffer;
   readonly bytes: number;
   readonly expiresAt: number;
@@ -43,11 +45,15 @@ export interface ReadCacheStats {
 }
 
 /**
- * A process's cache of Redis string values (entity index values and feature rows) by key, bounded
+ * A process's cache of Redis string values (entity index values and feature rows), bounded
  * by bytes: CLOCK eviction (an LRU whose hits only set a flag), a TTL as a safety net, and a
  * doorkeeper so that a key read once is never copied nor stored (DR-020). It serves only while
  * {@link enable}d, i.e. while an {@link InvalidationTracker} holds every node's invalidations;
  * anything that may have missed one calls {@link flush}.
+ *
+ * Values are found by a key's two parts (`SplitKeys`, keys.ts): a table per space (an entity type's or
+ * a feature view's keys), looked up by the rest, which on a single Redis is the entity id itself:
+ * a hit builds no key string, and hashing a fresh 30-character key cost more than the read saved.
  *
  * A read takes a {@link begin} ticket before its MGET and offers what it read with it: values
  * whose key was invalidated while the read was out, or read across a flush, are not stored.
@@ -56,7 +62,10 @@ export class ReadCache {
   /** The most bytes the entries may take (keys, values and overhead). */
   readonly capacityBytes: number;
   readonly stats: ReadCacheStats = { hits: 0, misses: 0, invalidations: 0, flushes: 0, evictions: 0 };
-  readonly #entries = new Map<string, Entry>();
+  /** By space, its values by rest; null for a space no prefix covers (nothing stored there). */
+  readonly #tables = new Map<string, Map<string, Entry> | null>();
+  /** Every entry, oldest first: the eviction hand's round. */
+  readonly #order = new Set<Entry>();
   /** Only keys under these are stored: those whose invalidations the tracker asks for. */
   readonly prefixes: readonly string[];
   readonly #recent: string[] = new Array<string>(RECENT_INVALIDATIONS).fill('');
@@ -65,7 +74,7 @@ export class ReadCache {
   #doorkeeperOffers = 0;
   #bytes = 0;
   /** The eviction hand: walks the entries in insertion order, those spared going to the back. */
-  #hand: MapIterator<[string, Entry]> = this.#entries.entries();
+  #hand: SetIterator<Entry> = this.#order.values();
   #enabled = false;
   /** Bumped by every flush and enable: a read that began under another generation stores nothing. */
   #generation = 0;
@@ -92,7 +101,7 @@ export class ReadCache {
 
   /** Entries now. */
   get size(): number {
-    return this.#entries.size;
+    return this.#order.size;
   }
 
   /** Starts serving (with nothing in it): every node's invalidations are now delivered. */
@@ -113,9 +122,9 @@ export class ReadCache {
     this.#clear();
   }
 
-  /** The cached value of `key`, fresh at `now`, or undefined. */
-  get(key: string, now: number): Buffer | undefined {
-    const entry = this.#entries.get(key);
+  /** The cached value of the key `space + rest`, fresh at `now`, or undefined. */
+  get(space: string, rest: string, now: number): Buffer | undefined {
+    const entry = this.#tables.get(space)?.get(rest);
     if (entry === undefined || entry.expiresAt <= now) return undefined;
     entry.referenced = true;
     return entry.value;
@@ -147,26 +156,34 @@ export class ReadCache {
    * client's Buffers are views of its socket reads.
    */
   offer(
-    key: string,
+    space: string,
+    rest: string,
     value: Buffer,
     ticket: ReadTicket,
     invalidated: ReadonlySet<string> | 'all' | undefined,
     now: number,
   ): void {
-    if (!this.#admit(key)) return;
+    if (!this.#admit(space, rest)) return;
     if (!this.#enabled || ticket.generation !== this.#generation) return;
-    if (invalidated !== undefined && (invalidated === 'all' || invalidated.has(key))) return;
-    if (!this.#covers(key)) return;
-    const bytes = value.length + 2 * key.length + ENTRY_OVERHEAD_BYTES;
+    if (invalidated !== undefined && (invalidated === 'all' || invalidated.has(space + rest))) return;
+    const table = this.#tableOf(space);
+    if (table === null) return;
+    const bytes = value.length + 2 * rest.length + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.capacityBytes / 16) return;
     const copy = Buffer.allocUnsafeSlow(value.length);
     value.copy(copy);
-    const old = this.#entries.get(key);
-    if (old !== undefined) {
-      this.#bytes -= old.bytes;
-      this.#entries.delete(key);
-    }
-    this.#entries.set(key, { value: copy, bytes, expiresAt: now + READ_CACHE_TTL_MS, referenced: false });
+    const old = table.get(rest);
+    if (old !== undefined) this.#remove(old);
+    const entry: Entry = {
+      table,
+      rest,
+      value: copy,
+      bytes,
+      expiresAt: now + READ_CACHE_TTL_MS,
+      referenced: false,
+    };
+    table.set(rest, entry);
+    this.#order.add(entry);
     this.#bytes += bytes;
     while (this.#bytes > this.capacityBytes) this.#evictOne();
   }
@@ -175,34 +192,50 @@ export class ReadCache {
   invalidate(key: string): void {
     this.#recent[this.#sequence % RECENT_INVALIDATIONS] = key;
     this.#sequence++;
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return;
-    this.#entries.delete(key);
+    // A handful of spaces (entity types and feature views); a key may be under none.
+    for (const [space, table] of this.#tables) {
+      if (table === null || !key.startsWith(space)) continue;
+      const entry = table.get(key.slice(space.length));
+      if (entry === undefined) continue;
+      this.#remove(entry);
+      this.stats.invalidations++;
+    }
+  }
+
+  #remove(entry: Entry): void {
+    entry.table.delete(entry.rest);
+    this.#order.delete(entry);
     this.#bytes -= entry.bytes;
-    this.stats.invalidations++;
+  }
+
+  /** The table of `space`, made on first use; null when no prefix covers it. */
+  #tableOf(space: string): Map<string, Entry> | null {
+    let table = this.#tables.get(space);
+    if (table === undefined) {
+      table = this.prefixes.some((prefix) => space.startsWith(prefix)) ? new Map() : null;
+      this.#tables.set(space, table);
+    }
+    return table;
   }
 
   #clear(): void {
     this.#generation++;
-    this.#entries.clear();
-    this.#hand = this.#entries.entries();
+    this.#tables.clear();
+    this.#order.clear();
+    this.#hand = this.#order.values();
     this.#bytes = 0;
   }
 
-  #covers(key: string): boolean {
-    for (const prefix of this.prefixes) if (key.startsWith(prefix)) return true;
-    return false;
-  }
-
-  /** Whether `key` was offered before in this window (then admitted); marks it seen either way. */
-  #admit(key: string): boolean {
+  /** Whether the key `space + rest` was offered before in this window (then admitted); marks it seen either way. */
+  #admit(space: string, rest: string): boolean {
     if (++this.#doorkeeperOffers > this.#doorkeeperWindow) {
       this.#doorkeeper.fill(0);
       this.#doorkeeperOffers = 0;
     }
-    // FNV-1a over the UTF-16 units: a key's bit.
+    // FNV-1a over the key's UTF-16 units: its bit.
     let hash = 0x811c9dc5;
-    for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < space.length; i++) hash = Math.imul(hash ^ space.charCodeAt(i), 0x01000193);
+    for (let i = 0; i < rest.length; i++) hash = Math.imul(hash ^ rest.charCodeAt(i), 0x01000193);
     const bit = (hash >>> 0) & (DOORKEEPER_BITS - 1);
     const word = bit >>> 5;
     const mask = 1 << (bit & 31);
@@ -214,23 +247,23 @@ export class ReadCache {
   /** Evicts the oldest entry not read since the hand last passed it (the oldest of a few, at worst). */
   #evictOne(): void {
     for (let chance = 0; ; chance++) {
-      // One iterator kept across evictions: a Map iterator made anew starts at the table's head and
+      // One iterator kept across evictions: an iterator made anew starts at the table's head and
       // steps over every entry deleted since the last rehash, which made each eviction cost more
       // the longer the cache had been full (measured: the full cache's server CPU ×5, DR-020).
       let next = this.#hand.next();
       if (next.done === true) {
-        this.#hand = this.#entries.entries();
+        this.#hand = this.#order.values();
         next = this.#hand.next();
         if (next.done === true) return;
       }
-      const [key, entry] = next.value;
-      this.#entries.delete(key);
+      const entry = next.value;
       if (entry.referenced && chance < MAX_SECOND_CHANCES) {
         entry.referenced = false;
-        this.#entries.set(key, entry);
+        this.#order.delete(entry);
+        this.#order.add(entry);
         continue;
       }
-      this.#bytes -= entry.bytes;
+      this.#remove(entry);
       this.stats.evictions++;
       return;
     }
