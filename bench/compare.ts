@@ -16,6 +16,8 @@
  * - `BENCH_COMPARE_A_BODY`, `BENCH_COMPARE_B_BODY`: JSON fields added to every request of that
  *   side (e.g. `{"explain":true}`: one build answering with and without explanations).
  * - `BENCH_COMPARE_CASE`: `b` (default) or `a`, the rank benchmark's cases.
+ * - `BENCH_COMPARE_WORKLOAD`: how candidates are drawn, `uniform` (default) or `zipf` (with
+ *   `READ_CACHE_MB` in both sides' settings: two builds of the read cache's hit path).
  * - `BENCH_COMPARE_BLOCKS`: blocks (default 12; 2 with `--quick`).
  * - `BENCH_COMPARE_BLOCKS_PER_START`: blocks between fresh starts of both servers (default 4).
  *   Under load, two processes of one build have measured 20–30% apart for minutes at a time,
@@ -34,7 +36,14 @@ import { drive } from './lib/drive.js';
 import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
 import { buildPackage, type PackageBuild } from './lib/package-build.js';
-import { RANK_PATH, type RankRequest, rankAnswerProblem, rankRequests } from './lib/rank-data.js';
+import {
+  CANDIDATE_WORKLOADS,
+  type CandidateWorkload,
+  RANK_PATH,
+  type RankRequest,
+  rankAnswerProblem,
+  rankRequests,
+} from './lib/rank-data.js';
 import { announce, Cleanup, loadAverages } from './lib/run-setup.js';
 import { type ServerProcess, startServerProcess } from './lib/server-process.js';
 import { median, percentile } from './lib/stats.js';
@@ -152,7 +161,7 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const redis = await startTestRedis();
     cleanup.add(() => redis.stop());
     await loadTemplateData(builds[0] as PackageBuild, redis.url, products);
-    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 1);
+    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 1, workloadToRun());
     // Each side's bodies with its extra fields, made before measuring.
     const bodiesWith = new Map<object, string[]>();
     for (const side of sides)
@@ -356,4 +365,11 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   } finally {
     await cleanup.run();
   }
+}
+
+function workloadToRun(): CandidateWorkload {
+  const named = process.env.BENCH_COMPARE_WORKLOAD ?? 'uniform';
+  if (!CANDIDATE_WORKLOADS.includes(named as CandidateWorkload))
+    throw new Error(`BENCH_COMPARE_WORKLOAD: no workload ${named} (${CANDIDATE_WORKLOADS.join(', ')})`);
+  return named as CandidateWorkload;
 }

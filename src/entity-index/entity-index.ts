@@ -176,22 +176,31 @@ export class EntityIndex {
 
   /**
    * Reads entities as their stored JSON bytes, without parsing them (the bytes go straight into
-   * the response). Missing ids are left out; a repeated id appears once.
+   * the response). Missing ids are left out; a repeated id appears once. `fromCache`: set true at the
+   * index (among the distinct ids, in order) of each value the read cache served.
    */
-  async getBytes(type: EntityType, ids: readonly string[]): Promise<Array<[id: string, json: Buffer]>> {
+  async getBytes(
+    type: EntityType,
+    ids: readonly string[],
+    fromCache?: boolean[],
+  ): Promise<Array<[id: string, json: Buffer]>> {
     const unique = [...new Set(ids)];
     const keys = this.#keysOf(type, unique);
-    return this.#found(unique, keys, await this.#redis.mget(keys));
+    return this.#found(unique, keys, await this.#redis.mget(keys, fromCache));
   }
 
   /**
    * {@link getBytes} that, on a Redis Cluster, leaves out the ids of masters that cannot answer
    * and lists them apart, rather than failing the whole read. On a single Redis it is getBytes.
    */
-  async getAvailableBytes(type: EntityType, ids: readonly string[]): Promise<AvailableEntities> {
+  async getAvailableBytes(
+    type: EntityType,
+    ids: readonly string[],
+    fromCache?: boolean[],
+  ): Promise<AvailableEntities> {
     const unique = [...new Set(ids)];
     const keys = this.#keysOf(type, unique);
-    const { values, unread } = await this.#redis.mgetAvailable(keys);
+    const { values, unread } = await this.#redis.mgetAvailable(keys, fromCache);
     return {
       found: this.#found(unique, keys, values),
       unavailableIds: unread === undefined ? [] : unread.indexes.map((i) => unique[i] as string),
