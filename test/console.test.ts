@@ -348,13 +348,15 @@ test('looks up an entity: indexed attributes and feature rows with freshness', a
   );
   const shown = await view.locator('table.features th').allTextContents();
   assert.deepEqual(shown, Object.keys(rows.results[0].values));
-  // This server has no read cache: nothing is marked as read from one.
-  assert.equal(await view.locator('.from-cache').count(), 0);
+  // This server has no read cache: nothing is marked as read from one, and no answer says so.
+  assert.equal(await page.locator('.entity .from-cache').count(), 0);
+  const got = await shop.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ['p1'] });
+  assert.equal(got.headers['x-rankd-from-cache'], undefined);
   await browser.screenshot(page, 'entity');
   await page.close();
 });
 
-test('marks a feature row the read cache served (READ_CACHE_MB)', async () => {
+test('marks an entity and a feature row the read cache served (READ_CACHE_MB)', async () => {
   const cached = await testApp(template, { sampleData: SAMPLE_DATA, settings: { READ_CACHE_MB: '4' } });
   try {
     const cache = cached.server.rankd.redis.readCache;
@@ -372,6 +374,13 @@ test('marks a feature row the read cache served (READ_CACHE_MB)', async () => {
     assert.equal(await fromCache(), undefined);
     await fromCache();
     assert.equal(await fromCache(), true);
+    const entityFromCache = async () =>
+      (await cached.post('/api/v1/entities/get', { entity_type: 'product', entity_ids: ['p1', 'p2'] }))
+        .headers['x-rankd-from-cache'];
+    assert.equal(await entityFromCache(), '0');
+    await entityFromCache();
+    assert.equal(await entityFromCache(), '2');
+    // p1 alone: the header counts the one entity, read from the cache, so the console marks it.
     const page = await browser.page();
     await page.goto(`${await listen(cached)}/console`);
     await page.click('button[name=tab-Entity]');
@@ -381,6 +390,7 @@ test('marks a feature row the read cache served (READ_CACHE_MB)', async () => {
     const view = page.locator('.feature-view[data-view=product_stats]');
     await view.waitFor();
     assert.equal((await text(view.locator('.from-cache'))).trim(), 'from cache');
+    assert.equal((await text(page.locator('.entity > h3 .from-cache'))).trim(), 'from cache');
     await browser.screenshot(page, 'entity-from-cache');
     await page.close();
   } finally {

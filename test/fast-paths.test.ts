@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { FAST_EVENT_JSON, PLAIN_EVENT_JSON } from '../src/fast-paths/event-json.js';
 import { entitiesBody } from '../src/fast-paths/get-response.js';
 import { AWKWARD_IDS, BODY_MAX_BATCH, bodyApp, getBodies, uploadBodies } from './helpers/body-arbitraries.js';
 import { eventsServer, flushEvents, readStream } from './helpers/events-app.js';
@@ -180,6 +181,11 @@ describe('FAST_PATHS on and off, over HTTP, each on its own Redis', () => {
       ),
     );
     try {
+      // Each server's writers were chosen once, when it was built: the fast ones, then the plain ones.
+      assert.deepEqual(
+        started.map(({ server }) => server.rankd.events.policy.json),
+        [FAST_EVENT_JSON, PLAIN_EVENT_JSON],
+      );
       for (const { server } of started) {
         for (const [url, body] of [
           [

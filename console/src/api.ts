@@ -57,6 +57,11 @@ async function call(path: string, init: RequestInit): Promise<Response> {
 
 /** POSTs `body` as JSON; resolves with the parsed answer, rejects with an {@link ApiError}. */
 export async function postJson<T>(path: string, body: unknown): Promise<T> {
+  return (await postForAnswer<T>(path, body)).body;
+}
+
+/** {@link postJson}, resolving with the answer's headers too. */
+export async function postForAnswer<T>(path: string, body: unknown): Promise<{ body: T; headers: Headers }> {
   const response = await call(path, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -64,7 +69,7 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   });
   const parsed = await bodyOf(response);
   if (!response.ok) throw new ApiError(response.status, parsed);
-  return parsed as T;
+  return { body: parsed as T, headers: response.headers };
 }
 
 /** GETs `path`: JSON parsed, anything else as text. */

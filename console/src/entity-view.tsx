@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { postJson } from './api.js';
+import { postForAnswer, postJson } from './api.js';
 import { format } from './bars.js';
 import { ErrorBox } from './error-box.js';
 import { AttributeTable } from './ranked-list.js';
@@ -7,6 +7,8 @@ import type { AppMetadata, EntityGetResponse, FeatureGetResponse } from './types
 
 interface Found {
   attributes: Record<string, unknown> | undefined;
+  /** Whether the read cache served the attributes (its header, present only with the cache on). */
+  attributesFromCache: boolean;
   views: Array<{ view: string; result: FeatureGetResponse['results'][number] | undefined }>;
 }
 
@@ -32,7 +34,7 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
     setError(undefined);
     setFound(undefined);
     try {
-      const index = await postJson<EntityGetResponse>('/api/v1/entities/get', {
+      const index = await postForAnswer<EntityGetResponse>('/api/v1/entities/get', {
         entity_type: type,
         entity_ids: [id],
       });
@@ -48,7 +50,11 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
           return { view: name, result: answer.results[0] };
         }),
       );
-      setFound({ attributes: index.entities[id], views: rows });
+      setFound({
+        attributes: index.body.entities[id],
+        attributesFromCache: index.headers.get('x-rankd-from-cache') === '1',
+        views: rows,
+      });
     } catch (caught) {
       setError(caught);
     }
@@ -71,7 +77,10 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
       <ErrorBox error={error} />
       {found && (
         <div class="entity">
-          <h3>Indexed attributes</h3>
+          <h3>
+            Indexed attributes
+            {found.attributesFromCache && <FromCache />}
+          </h3>
           {found.attributes ? (
             <AttributeTable attributes={found.attributes} />
           ) : (
@@ -89,15 +98,7 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
                       written {state.event_timestamp} ({age(state.event_timestamp)})
                     </span>
                   )}
-                  {state?.from_cache === true && (
-                    <span
-                      class="from-cache"
-                      title="Served from the server's read cache (READ_CACHE_MB), not Redis"
-                    >
-                      {' '}
-                      from cache
-                    </span>
-                  )}
+                  {state?.from_cache === true && <FromCache />}
                 </h3>
                 {state?.reason && <p class="hint">{state.reason}</p>}
                 <table class="features">
@@ -119,5 +120,15 @@ export function EntityView({ meta }: { meta: AppMetadata | undefined }) {
         </div>
       )}
     </section>
+  );
+}
+
+/** The mark of a value the server's read cache served. */
+function FromCache() {
+  return (
+    <span class="from-cache" title="Served from the server's read cache (READ_CACHE_MB), not Redis">
+      {' '}
+      from cache
+    </span>
   );
 }

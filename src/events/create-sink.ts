@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type Config, eventsFileOf, redisUrlOf } from '../config/index.js';
 import { RedisOutOfMemoryError } from '../errors/index.js';
+import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
 import { RedisConnection } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import { budgetSentence } from './event-budget.js';
@@ -81,13 +82,17 @@ export const SINK_BUFFERING: EventBuffering = {
   closeTimeoutMs: 2000,
 };
 
-/** The sink `EVENTS_SINK` names, buffering as {@link SINK_BUFFERING} unless `buffering` says otherwise. */
+/**
+ * The sink `EVENTS_SINK` names, buffering as {@link SINK_BUFFERING} unless `buffering` says otherwise;
+ * its policy writes the pipelines' events with `json` (the server's choice, `FAST_PATHS`).
+ */
 export function createEventSink(
   config: Config,
   keys: RedisKeys,
   log?: SinkLog,
   cwd = process.cwd(),
   buffering: Partial<EventBuffering> = {},
+  json: EventJson = FAST_EVENT_JSON,
 ): EventSink {
   let writer: EventWriter;
   if (config.EVENTS_SINK === 'redis') {
@@ -125,12 +130,13 @@ export function createEventSink(
     writer,
     policy:
       config.EVENTS_SINK === 'off'
-        ? EventPolicy.NONE
+        ? new EventPolicy([], 0, Math.random, false, json)
         : new EventPolicy(
             config.EVENTS_KINDS,
             config.EVENTS_FEATURES === 'all' ? 1 : config.EVENTS_FEATURES === 'shown' ? SHOWN_SAMPLE_RATE : 0,
             Math.random,
             config.EVENTS_FEATURES !== 'off',
+            json,
           ),
     ...SINK_BUFFERING,
     ...buffering,

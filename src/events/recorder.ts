@@ -89,6 +89,8 @@ export const FEATURE_ROWS = 'FEATURE_ROWS';
 export class EventPolicy {
   /** Sends nothing to a sink (`EVENTS_SINK=off`, or code that runs a pipeline without a server). */
   static readonly NONE = new EventPolicy([], 0);
+  /** How the pipeline's own events are written as JSON: chosen once, when the server is built (DR-005). */
+  readonly json: EventJson;
   readonly #kinds: ReadonlySet<string>;
   readonly #withFeatures: ReadonlySet<string>;
   readonly #rate: number;
@@ -97,14 +99,17 @@ export class EventPolicy {
   /**
    * `shownFeatures` (`EVENTS_FEATURES=shown`): every request sends a {@link FEATURE_ROWS} event, the
    * shown candidates' inputs (training data); `featureSampleRate` samples the per-value FEATURE
-   * events of all candidates. Nothing is sent without a kind.
+   * events of all candidates. Nothing is sent without a kind. `json`: the fast writers, or the plain
+   * ones with `FAST_PATHS=false`.
    */
   constructor(
     kinds: readonly string[],
     featureSampleRate: number,
     random: () => number = Math.random,
     shownFeatures = false,
+    json: EventJson = FAST_EVENT_JSON,
   ) {
+    this.json = json;
     const all =
       kinds.length === 0 ? kinds : [...kinds, ...(shownFeatures ? [FEATURE_ROWS] : []), INTERLEAVING, SHADOW];
     this.#kinds = all.length === 0 ? NO_KINDS : new Set(all);
@@ -191,10 +196,7 @@ export interface RequestEvents {
 export class EventRecorder {
   /** Whether the response returns the events (`include_events: true`). */
   readonly respond: boolean;
-  /**
-   * Writes the pipeline's own events as JSON text, for {@link addJson}: the fast writers, or the
-   * plain ones with `FAST_PATHS=false` (DR-005).
-   */
+  /** Writes the pipeline's own events as JSON text, for {@link addJson}: the policy's (DR-005). */
   readonly json: EventJson;
   readonly #recorded: RecordedEvent[] = [];
   #failed = 0;

@@ -6,6 +6,7 @@ import { declaredEntityTypes, EmptyIndexWatch } from '../app/empty-index-watch.j
 import { type Config, eventsFileOf, loadConfig } from '../config/index.js';
 import { AppLoadError } from '../errors/index.js';
 import { createEventSink, type EventBuffering } from '../events/create-sink.js';
+import { eventJson } from '../fast-paths/event-json.js';
 import { installJsonBodyParser } from '../fast-paths/json-body.js';
 import {
   installRequestIdHeader,
@@ -177,6 +178,7 @@ export async function buildServer(options: BuildServerOptions = {}): Promise<Fas
     server.log,
     process.cwd(),
     options.eventBuffering,
+    eventJson(config.FAST_PATHS),
   );
   metrics?.registerEventStats(() => ({ ...events.stats(), droppedBy: events.droppedBy() }));
   const stageObserverFor: Services['stageObserverFor'] = tracing

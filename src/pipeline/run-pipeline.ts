@@ -2,7 +2,6 @@ import type { EntityIndex } from '../entity-index/entity-index.js';
 import { ValidationError } from '../errors/index.js';
 import { EventPolicy, EventRecorder, type RequestEvents } from '../events/recorder.js';
 import { assignExperiments, type ExperimentScope } from '../experiments/assign.js';
-import type { EventJson } from '../fast-paths/event-json.js';
 import type { FeatureStore } from '../features/feature-store.js';
 import type { UnreadKeys } from '../redis/outages.js';
 import type { Degradation } from '../request/degradation.js';
@@ -49,11 +48,6 @@ export interface RunOptions {
   /** Given how many of the request's candidates the index does not hold, once it has its result, when some. */
   readonly onNotInIndex?: (candidates: number) => void;
   /**
-   * Writes the pipeline's own events as JSON text (DR-005); `eventJson(config.FAST_PATHS)`.
-   * @defaultValue the fast writers
-   */
-  readonly eventJson?: EventJson;
-  /**
    * The pipeline's route, which every event names, as the app worked it out once.
    * @defaultValue `routeOf(pipeline)`, worked out again (two regular expressions) for this request
    */
@@ -87,6 +81,7 @@ export function runPipeline(
     throw error;
   }
   checkVariantOverrides(overrides, options.experiments);
+  const policy = options.events ?? EventPolicy.NONE;
   const events = new EventRecorder(
     {
       requestId: String(request.request_id ?? ''),
@@ -95,8 +90,8 @@ export function runPipeline(
     },
     {
       respond: request.include_events === true,
-      sinkKinds: (options.events ?? EventPolicy.NONE).kindsForRequest(),
-      ...(options.eventJson === undefined ? {} : { json: options.eventJson }),
+      sinkKinds: policy.kindsForRequest(),
+      json: policy.json,
     },
   );
   const context = new RequestContext(pipeline.name, request, {

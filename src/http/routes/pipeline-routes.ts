@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../errors/index.js';
 import type { RequestEvents } from '../../events/recorder.js';
-import { eventJson } from '../../fast-paths/event-json.js';
 import { operationIdOf } from '../../pipeline/define-pipeline.js';
 import { unpairedSurrogateIds } from '../../pipeline/request-ids.js';
 import { runPipeline } from '../../pipeline/run-pipeline.js';
@@ -38,7 +37,6 @@ export function registerPipelineRoutes(
   const forSink = new WeakMap<FastifyRequest, RequestEvents>();
   // A shadow model's run, started once the response is sent, so that it adds nothing to the answer's latency.
   const afterResponse = new WeakMap<FastifyRequest, () => Promise<RequestEvents | undefined>>();
-  const writers = eventJson(config.FAST_PATHS);
   for (const { pipeline, plan, route, experiments, onUnreachableShard } of app.pipelines) {
     server.post(
       route,
@@ -91,7 +89,6 @@ export function registerPipelineRoutes(
             exposeRedisAddress: config.EXPOSE_REDIS_ADDRESS,
             onDegraded: (degradation) => markDegraded(reply, route, degradation, metrics),
             onNotInIndex: (count) => markNotInIndex(reply, pipeline.name, count, metrics),
-            eventJson: writers,
           },
         );
       },
