@@ -26,12 +26,9 @@ export interface DegradedBody {
  * read everything has none), and read by the route for the `x-rankd-degraded` header and metrics.
  *
  * @example
- * ```ts
  * import { currentContext } from 'rankd';
- *
  * // A step that would mislead on defaults can skip itself when feature rows went unread.
  * const readEverything = () => (currentContext().degradation?.featureRows ?? 0) === 0;
- * ```
  */
 export class Degradation {
   /** Entities whose stored values could not be read. */

@@ -12,12 +12,9 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  * after logging it. Built-in types (MODEL, IMPRESSION, ...) are rankd's own and refused.
  *
  * @example
- * ```ts
  * import { logEvent } from 'rankd';
- *
  * // In pipeline code; the type: a letter, then letters, digits, _.
  * const shown = (ids: string[]) => logEvent('LOW_STOCK_SHOWN', { ids });
- * ```
  */
 export function logEvent(eventType: string, data: Record<string, unknown>): void {
   if (!EVENT_TYPE.test(eventType))

@@ -34,11 +34,8 @@ export type EntityRef = object | Identifier | string;
  * nothing of it outlives the request or is visible to another.
  *
  * @example
- * ```ts
  * import { currentContext } from 'rankd';
- *
  * const traceScored = (count: number) => currentContext().events.add('SCORED', { count });
- * ```
  */
 export class RequestContext {
   readonly request: RankdRequest;
@@ -188,12 +185,9 @@ export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): 
  * The context of the request being served; throws outside a request.
  *
  * @example
- * ```ts
  * import { currentContext } from 'rankd';
- *
  * // In pipeline code: the request being served.
  * const isSearch = () => currentContext().pipeline === 'MyRankingPipeline';
- * ```
  */
 export function currentContext(): RequestContext {
   const context = storage.getStore();
@@ -234,11 +228,8 @@ export function getFeature(
  * pipeline component. The same function, for code written from the spec or ported from Python.
  *
  * @example
- * ```ts
  * import { get_feature } from 'rankd';
- *
  * const rating = (product: object) => Number(get_feature(product, 'product_stats:rating')) || 0;
- * ```
  */
 export const get_feature: typeof getFeature = getFeature;
 
@@ -246,11 +237,8 @@ export const get_feature: typeof getFeature = getFeature;
  * Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`.
  *
  * @example
- * ```ts
  * import { getFeatures } from 'rankd';
- *
  * const rows = (products: object[]) => getFeatures(products, ['product_stats:ctr_7d', 'text_match:title']);
- * ```
  */
 export function getFeatures(
   refs: ReadonlyArray<EntityRef | readonly [EntityRef, EntityRef]>,
@@ -269,11 +257,8 @@ export function getFeatures(
  * The identifier of an entity object of the current request.
  *
  * @example
- * ```ts
  * import { identifierOf } from 'rankd';
- *
  * const idOf = (product: object) => identifierOf(product).id; // { type: 'product', id: 'p1' } → 'p1'
- * ```
  */
 export function identifierOf(entity: object): Identifier {
   return currentContext().identify(entity);

@@ -2,7 +2,9 @@ import { currentContext, type EntityRef } from './request-context.js';
 
 /**
  * Dot product of two vectors of the same length; null if either is missing or lengths differ.
- * @example `dot([1, 2], [3, 4]) // 11`
+ * @example
+ * import { dot } from 'rankd';
+ * dot([1, 2], [3, 4]); // 11
  */
 export function dot(
   a: ArrayLike<number> | null | undefined,
@@ -16,7 +18,9 @@ export function dot(
 
 /**
  * Cosine similarity in [-1, 1]; null if either vector is missing, empty, all zeros, or lengths differ.
- * @example `cosine([1, 0], [0.6, 0.8]) // 0.6`
+ * @example
+ * import { cosine } from 'rankd';
+ * cosine([1, 0], [0.6, 0.8]); // 0.6
  */
 export function cosine(
   a: ArrayLike<number> | null | undefined,
