@@ -11,10 +11,10 @@ export const ConfigSchema = Type.Object({
   /** HTTP port. @defaultValue `5001` */
   PORT: Type.Integer({ default: 5001, minimum: 0, maximum: 65535 }),
   /**
-   * On SIGTERM/SIGINT, how long in-flight requests may take to finish, in ms. Also how long the event
-   * loop may stall before the process logs the requests in flight and ends itself (a stuck process
-   * cannot see SIGTERM), and a third of a silent worker's heartbeat limit (docs/reference/configuration.md).
-   * 0 = no drain, no watchdog, no heartbeat. @defaultValue `10000`
+   * On SIGTERM/SIGINT, how long in-flight requests may take to finish, in ms. Also how long the
+   * event loop may stall before the process logs the requests in flight and ends itself (a stuck
+   * process cannot see SIGTERM), and a third of a silent worker's heartbeat limit
+   * (docs/reference/configuration.md). 0 = no drain, no watchdog, no heartbeat. @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /**
@@ -144,8 +144,8 @@ export const ConfigSchema = Type.Object({
   /**
    * The event stream's budget in bytes of Redis memory (`MEMORY USAGE`, turned into `MAXLEN ~`).
    * Small by default because the stream shares the index's Redis unless `EVENTS_REDIS_URL` is set,
-   * and a full Redis refuses index writes (docs/reference/configuration.md: the other caps). 0 = no byte cap.
-   * @defaultValue `67108864` (64 MiB)
+   * and a full Redis refuses index writes (docs/reference/configuration.md: the other caps).
+   * 0 = no byte cap. @defaultValue `67108864` (64 MiB)
    */
   EVENTS_STREAM_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 0 }),
   /** Redis holding the event stream, when not the main one (`REDIS_URL` / `REDIS_HOST`). */
