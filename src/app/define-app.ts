@@ -20,18 +20,6 @@ import { type ComponentContext, disposeComponents, initializeComponents } from '
  * Who may call a route: anyone, holders of an API key, holders of a key for a route that changes
  * data (`write`), or holders of an admin key (docs/guides/extend-the-server.md). While no key is
  * set at all, `write` and `admin` routes answer only clients on the server's own machine.
- *
- * @example
- * ```ts
- * import { defineApp, type RouteAccess } from 'rankd';
- *
- * const access: RouteAccess = 'public'; // or 'key' (the default), 'write', 'admin'
- * export default defineApp({
- *   server: async (server) => {
- *     server.get('/api/v1/shop/status', { config: { access } }, async () => ({ status: 'open' }));
- *   },
- * });
- * ```
  */
 export type RouteAccess = 'public' | 'key' | 'write' | 'admin';
 
@@ -44,22 +32,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * What an app's {@link AppOptions.server} function works with besides the server: this server's own.
- *
- * @example
- * ```ts
- * import { type AppServices, defineApp } from 'rankd';
- *
- * export default defineApp({
- *   name: 'myshop',
- *   // The services are the server's own: use them rather than opening connections.
- *   server: async (server, services: AppServices) => {
- *     server.get('/api/v1/shop/config', async () => ({ project: services.config.PROJECT_NAME }));
- *   },
- * });
- * ```
- */
+/** What an app's {@link AppOptions.server} function works with besides the server: this server's own. */
 export interface AppServices {
   /** The validated configuration the server runs with. */
   readonly config: Config;
@@ -100,19 +73,7 @@ export interface AppServices {
  */
 export type ServerExtension = (server: FastifyInstance, services: AppServices) => void | Promise<void>;
 
-/**
- * What an app module declares.
- *
- * @example
- * ```ts
- * import { type AppOptions, defineApp } from 'rankd';
- * import { featureViews } from './feature-store/features.js';
- * import { MyRankingPipeline } from './pipelines/product-ranking/ranking-pipeline.js';
- *
- * const options: AppOptions = { name: 'myshop', featureViews, pipelines: [MyRankingPipeline] };
- * export default defineApp(options);
- * ```
- */
+/** What an app module declares. */
 export interface AppOptions {
   /** Shown in logs and the OpenAPI document. @defaultValue `rankd app` */
   name?: string;
@@ -132,14 +93,6 @@ export interface AppOptions {
   /**
    * The app's additions to the HTTP server: plugins (`await server.register(cors)`), hooks and
    * routes; see {@link ServerExtension} and docs/guides/extend-the-server.md.
-   *
-   * @example
-   * ```ts
-   * server: async (server, { index }) => {
-   *   server.addHook('onSend', async (_request, reply) => { reply.header('x-shop', 'demo'); });
-   *   server.get('/api/v1/shop/status', { config: { access: 'public' } }, async () => ({ ok: true }));
-   * },
-   * ```
    */
   server?: ServerExtension;
   /**
@@ -154,17 +107,7 @@ export interface AppOptions {
 /** The values of `onUnreachableShard`: an app written in JavaScript may pass anything. */
 const POLICIES: readonly UnreachableShardPolicy[] = ['degrade', 'fail'];
 
-/**
- * A pipeline with its features resolved.
- *
- * @example
- * ```ts
- * import app from './pipelines/main.js';
- *
- * // What the app serves: one route per pipeline.
- * for (const planned of app.pipelines) console.log(planned.route, planned.pipeline.name);
- * ```
- */
+/** A pipeline with its features resolved. */
 export interface PlannedPipeline {
   readonly pipeline: Pipeline;
   readonly plan: FeaturePlan;
@@ -175,18 +118,7 @@ export interface PlannedPipeline {
   readonly onUnreachableShard: UnreachableShardPolicy;
 }
 
-/**
- * A rankd app, as `rankd run` loads it from the app module's default export.
- *
- * @example
- * ```ts
- * import type { RankdApp } from 'rankd';
- * import app from './pipelines/main.js';
- *
- * const served: RankdApp = app;
- * console.log(served.name, [...served.featureViews.keys()], [...served.entityTypes.keys()]);
- * ```
- */
+/** A rankd app, as `rankd run` loads it from the app module's default export. */
 export interface RankdApp {
   readonly name: string;
   /** Every entity type the app knows, built-ins included, by name. */
@@ -350,7 +282,6 @@ function experimentScope(options: AppOptions, pipeline: Pipeline): ExperimentSco
  *
  * const loaded: unknown = (await import('./pipelines/main.js')).default;
  * if (!isRankdApp(loaded)) throw new Error('pipelines/main.ts must export defineApp(...) by default');
- * console.log(loaded.name);
  * ```
  */
 export function isRankdApp(value: unknown): value is RankdApp {

@@ -4,17 +4,7 @@ import { type BusinessLogicStep, defineBusinessLogic } from './define-business-l
 import { figure, type KeyBy, keyLabel, keyReader, type StepKey } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/**
- * How {@link boost} is configured.
- *
- * @example
- * ```ts
- * import type { BoostOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const options: BoostOptions<typeof Product> = { entity: Product, by: 'brand', values: { Acme: 0.3 } };
- * ```
- */
+/** How {@link boost} is configured. */
 export interface BoostOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What the keys of `values` are matched against: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -30,12 +20,9 @@ export interface BoostOptions<E extends EntityType = EntityType> extends StepOpt
  * value. Returns the candidates re-sorted (stable).
  *
  * @example
- * ```ts
  * import { boost } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
- *
  * export const Sale = boost({ entity: Product, by: 'categories', values: { sale: 1.5 }, mode: 'multiply' });
- * ```
  */
 export function boost<E extends EntityType = EntityType>(options: BoostOptions<E>): BusinessLogicStep<E> {
   const mode = options.mode ?? 'add';

@@ -3,17 +3,7 @@ import { type BusinessLogicStep, defineBusinessLogic } from './define-business-l
 import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/**
- * How {@link dedupe} is configured.
- *
- * @example
- * ```ts
- * import type { DedupeOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const options: DedupeOptions<typeof Product> = { entity: Product, by: (product) => product.title };
- * ```
- */
+/** How {@link dedupe} is configured. */
 export interface DedupeOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What makes two candidates duplicates: `'id'`, an attribute, or a function of the entity. */
   by: KeyBy<E>;
@@ -25,12 +15,9 @@ export interface DedupeOptions<E extends EntityType = EntityType> extends StepOp
  * keys belongs to a candidate kept. The kept candidates keep their order and scores.
  *
  * @example
- * ```ts
  * import { dedupe } from 'rankd';
  * import { Product } from './pipelines/product-ranking/schemas.js';
- *
  * export const OnePerTitle = dedupe({ entity: Product, by: (p) => p.title?.trim().toLowerCase() });
- * ```
  */
 export function dedupe<E extends EntityType = EntityType>(options: DedupeOptions<E>): BusinessLogicStep<E> {
   const keysOf = keyReader(options.by);

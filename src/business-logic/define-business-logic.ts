@@ -3,17 +3,7 @@ import type { Component, RankdRequest } from '../request/component.js';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/**
- * A candidate with its current score, as business logic sees it.
- *
- * @example
- * ```ts
- * import type { ScoredCandidate } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const unpriced = (candidate: ScoredCandidate<typeof Product>) => candidate.entity.price == null;
- * ```
- */
+/** A candidate with its current score, as business logic sees it. */
 export interface ScoredCandidate<E extends EntityType = EntityType> {
   /** The hydrated candidate. */
   readonly entity: EntityOf<E>;
@@ -22,16 +12,7 @@ export interface ScoredCandidate<E extends EntityType = EntityType> {
   score: number;
 }
 
-/**
- * What a step did to one candidate, as an explanation says it: `boost`, "boost ×1.2 (brand = Acme)".
- *
- * @example
- * ```ts
- * import type { StepNote } from 'rankd';
- *
- * const note: StepNote = { action: 'demote', description: 'demoted: out of stock (−1)' };
- * ```
- */
+/** What a step did to one candidate, as an explanation says it: `boost`, "boost ×1.2 (brand = Acme)". */
 export interface StepNote {
   /** One word: `boost`, `pin`, `filter`, `demote`, `dedupe`, `diversity`, `custom`, ... */
   readonly action: string;
@@ -42,38 +23,13 @@ export interface StepNote {
 /**
  * Given to a step's `apply` only when the request asked for an explanation (else undefined, so
  * steps pay nothing): the step says what it did to a candidate, or why it dropped it.
- *
- * @example
- * ```ts
- * import { defineBusinessLogic } from 'rankd';
- *
- * export const HalveWeak = defineBusinessLogic({
- *   name: 'HalveWeak',
- *   apply(candidates, _request, trace) {
- *     for (const candidate of candidates.filter((c) => c.score < 1)) {
- *       candidate.score /= 2;
- *       trace?.note(candidate, 'demote', 'halved: score below 1');
- *     }
- *     return candidates;
- *   },
- * });
- * ```
  */
 export interface StepTrace {
   /** One word, then words and figures. */
   note(candidate: ScoredCandidate, action: string, description: string): void;
 }
 
-/**
- * One candidate before and after a step, as a custom step's `describe` is told it. Positions count from 1.
- *
- * @example
- * ```ts
- * import type { StepChange } from 'rankd';
- *
- * const dropped = (change: StepChange) => change.score_after === null;
- * ```
- */
+/** One candidate before and after a step, as a custom step's `describe` is told it. Positions count from 1. */
 export interface StepChange<E extends EntityType = EntityType> {
   readonly entity: EntityOf<E>;
   readonly id: string;
@@ -88,18 +44,6 @@ export interface StepChange<E extends EntityType = EntityType> {
 /**
  * A business-logic step: gets the candidates sorted by descending score, returns them with
  * changed scores (or fewer of them); the pipeline re-sorts after every step.
- *
- * @example
- * ```ts
- * import type { BusinessLogicStep } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * // Any object of this shape will do, without defineBusinessLogic.
- * export const Cheapest: BusinessLogicStep<typeof Product> = {
- *   name: 'Cheapest',
- *   apply: (candidates) => candidates.map((c) => ({ ...c, score: c.score - (c.entity.price ?? 0) / 100 })),
- * };
- * ```
  */
 export interface BusinessLogicStep<E extends EntityType = EntityType> extends Component {
   /** The candidates to keep, with their new scores. */
@@ -114,9 +58,7 @@ export interface BusinessLogicStep<E extends EntityType = EntityType> extends Co
    * positions before and after.
    *
    * @example
-   * ```ts
    * describe: (c) => (c.score_after! < c.score_before ? 'demoted: out of stock' : undefined)
-   * ```
    */
   describe?(change: StepChange<E>, request: RankdRequest): string | StepNote | undefined;
   /**

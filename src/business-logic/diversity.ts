@@ -10,16 +10,7 @@ import { fitScores, longestNonIncreasing } from './fit-scores.js';
 import { type KeyBy, keyLabel, keyReader } from './keys.js';
 import { componentOf, type StepOptions, sortedByScore } from './step-options.js';
 
-/**
- * How {@link diversity} is configured.
- *
- * @example
- * ```ts
- * import type { DiversityOptions } from 'rankd';
- *
- * const options: DiversityOptions = { by: 'brand', maxPerValue: 2 };
- * ```
- */
+/** How {@link diversity} is configured. */
 export interface DiversityOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** What is capped per page: `'id'`, an attribute (`'brand'`), or a function of the entity. */
   by: KeyBy<E>;
@@ -41,11 +32,8 @@ export interface DiversityOptions<E extends EntityType = EntityType> extends Ste
  * keeps theirs; each other candidate gets one between its new neighbours, as for pins.
  *
  * @example
- * ```ts
  * import { diversity } from 'rankd';
- *
  * export const TwoPerBrand = diversity({ by: 'brand', maxPerValue: 2 }); // on each page the user sees
- * ```
  */
 export function diversity<E extends EntityType = EntityType>(
   options: DiversityOptions<E>,

@@ -3,17 +3,7 @@ import type { RankdRequest } from '../request/component.js';
 import { type BusinessLogicStep, defineBusinessLogic } from './define-business-logic.js';
 import { componentOf, type StepOptions } from './step-options.js';
 
-/**
- * How {@link filter} is configured.
- *
- * @example
- * ```ts
- * import type { FilterOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const options: FilterOptions<typeof Product> = { entity: Product, keep: (p) => (p.price ?? 0) > 0 };
- * ```
- */
+/** How {@link filter} is configured. */
 export interface FilterOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** True for the candidates to keep. */
   keep: (entity: EntityOf<E>, score: number, request: RankdRequest) => boolean;

@@ -1,30 +1,13 @@
 import type { EntityOf, EntityType } from '../entities/define-entity.js';
 import type { ScoredCandidate } from './define-business-logic.js';
 
-/**
- * A value candidates are grouped or matched by, compared as strings: `1` and `'1'` are one key.
- *
- * @example
- * ```ts
- * import type { StepKey } from 'rankd';
- *
- * const onSale = new Map<StepKey, number>([[true, 0.5]]);
- * ```
- */
+/** A value candidates are grouped or matched by, compared as strings: `1` and `'1'` are one key. */
 export type StepKey = string | number | boolean;
 
 /**
  * What a step groups or matches candidates by: `'id'` (whatever the id field is called), an attribute
  * (`'brand'`), or a function of the entity. An array value gives several keys. `null`, `undefined`,
  * `''`, objects and non-finite numbers are no key.
- *
- * @example
- * ```ts
- * import type { KeyBy } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const byFirstCategory: KeyBy<typeof Product> = (product) => product.categories?.[0];
- * ```
  */
 export type KeyBy<E extends EntityType = EntityType> =
   | 'id'

@@ -13,26 +13,10 @@ import { componentOf, type StepOptions, sortedByScore } from './step-options.js'
  * Zero-based positions by candidate id, applied in the order listed: a Map's insertion order, or an
  * object's key order, where JavaScript lists integer-like keys (`"10"`, `"2"`) first, ascending; use
  * a Map when such ids must keep another order.
- *
- * @example
- * ```ts
- * import type { PinPositions } from 'rankd';
- *
- * const positions: PinPositions = new Map([['p42', 0]]);
- * ```
  */
 export type PinPositions = Readonly<Record<string, number>> | ReadonlyMap<string, number>;
 
-/**
- * How {@link pin} is configured.
- *
- * @example
- * ```ts
- * import type { PinOptions } from 'rankd';
- *
- * const options: PinOptions = { positions: { p42: 0, p7: 3 }, allowDownRanking: true };
- * ```
- */
+/** How {@link pin} is configured. */
 export interface PinOptions<E extends EntityType = EntityType> extends StepOptions<E> {
   /** The positions, fixed or computed per request. */
   positions: PinPositions | ((request: RankdRequest) => PinPositions | Promise<PinPositions>);

@@ -1,17 +1,7 @@
 import type { EntityType } from '../entities/define-entity.js';
 import { type ScoredCandidate, sortByScore } from './define-business-logic.js';
 
-/**
- * Options every ready-made step takes.
- *
- * @example
- * ```ts
- * import type { StepOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const common: StepOptions<typeof Product> = { name: 'Visible', entity: Product };
- * ```
- */
+/** Options every ready-made step takes. */
 export interface StepOptions<E extends EntityType = EntityType> {
   /**
    * Shown in BUSINESS_LOGIC events (`business_logic_name`).

@@ -20,17 +20,7 @@ import type {
   UntypedPaths,
 } from './types.js';
 
-/**
- * Where the server is and how to call it.
- *
- * @example
- * ```ts
- * import { type ClientOptions, createClient } from 'rankd/client';
- *
- * const options: ClientOptions = { baseUrl: 'https://search.example/rankd', apiKey: process.env.RANKD_KEY };
- * export const rankd = createClient(options);
- * ```
- */
+/** Where the server is and how to call it. */
 export interface ClientOptions {
   /** The server's address, e.g. `http://localhost:5001` (a path prefix is kept: `https://host/rankd`). */
   baseUrl: string;
@@ -42,16 +32,7 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/**
- * Options of one call.
- *
- * @example
- * ```ts
- * import type { CallOptions } from 'rankd/client';
- *
- * const call: CallOptions = { signal: AbortSignal.timeout(2000), headers: { 'x-request-id': 'checkout-42' } };
- * ```
- */
+/** Options of one call. */
 export interface CallOptions {
   /** Aborts the request (e.g. `AbortSignal.timeout(2000)`). */
   signal?: AbortSignal;
@@ -59,17 +40,7 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/**
- * The entity index: entities by type and id.
- *
- * @example
- * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
- * const { entities } = await rankd.entities.get('product', ['p1']); // ids not found are left out
- * ```
- */
+/** The entity index: entities by type and id. */
 export interface EntitiesApi<Paths> {
   /** Creates or completely replaces entities, all or none. `entityKey`: the field holding the id when not the type's. */
   upload(
@@ -91,18 +62,7 @@ export interface EntitiesApi<Paths> {
   ): Promise<EntityDeleteResponse>;
 }
 
-/**
- * The feature store: rows of the app's feature views.
- *
- * @example
- * ```ts
- * import { createClient } from 'rankd/client';
- *
- * const rankd = createClient({ baseUrl: 'http://localhost:5001' });
- * await rankd.features.upload('product_stats', [{ entity_id: 'p1', ctr_7d: 0.031 }]);
- * const { results } = await rankd.features.get({ features: ['product_stats:ctr_7d'] }, ['p1']);
- * ```
- */
+/** The feature store: rows of the app's feature views. */
 export interface FeaturesApi<Paths> {
   /** Writes rows of one view, all or none. */
   upload(
@@ -130,13 +90,6 @@ export interface FeaturesApi<Paths> {
 /**
  * A client of one rankd server. Typed by the app's generated `paths` (`rankd client types`):
  * `rank` then takes exactly a pipeline's request and returns its response type.
- *
- * @example
- * ```ts
- * import { createClient, type RankdClient } from 'rankd/client';
- *
- * export const rankd: RankdClient = createClient({ baseUrl: 'http://localhost:5001' });
- * ```
  */
 export interface RankdClient<Paths extends object = UntypedPaths> {
   readonly entities: EntitiesApi<Paths>;

@@ -1,13 +1,4 @@
-/**
- * One field-level problem of a validation error (422 `RANKD_VALIDATION`).
- *
- * @example
- * ```ts
- * import type { FieldProblem } from 'rankd/client';
- *
- * const line = (problem: FieldProblem) => `${problem.loc.join('.')}: ${problem.msg}`;
- * ```
- */
+/** One field-level problem of a validation error (422 `RANKD_VALIDATION`). */
 export interface FieldProblem {
   /** Where the problem is: `["body", "entities", 3, "price"]`. */
   loc: Array<string | number>;
@@ -17,16 +8,7 @@ export interface FieldProblem {
   type: string;
 }
 
-/**
- * The body of every error rankd answers with (docs/reference/errors.md).
- *
- * @example
- * ```ts
- * import type { ErrorBody } from 'rankd/client';
- *
- * const toRetry = (body: ErrorBody) => body.failed_ids ?? []; // a partial write's ids to send again
- * ```
- */
+/** The body of every error rankd answers with (docs/reference/errors.md). */
 export interface ErrorBody {
   /** A sentence, or for validation errors (422) the list of problems. */
   detail: string | FieldProblem[];

@@ -5,77 +5,29 @@
  * @module
  */
 
-/**
- * An entity as stored: its id field and any fields.
- *
- * @example
- * ```ts
- * import type { Entity } from 'rankd/client';
- * const product: Entity = { product_id: 'p1', title: 'Blue candle', price: 12 };
- * ```
- */
+/** An entity as stored: its id field and any fields. */
 export type Entity = Record<string, unknown>;
 
-/**
- * An entity id: numbers are read as their decimal string.
- *
- * @example
- * ```ts
- * import type { EntityId } from 'rankd/client';
- * const ids: EntityId[] = ['p1', 42];
- * ```
- */
+/** An entity id: numbers are read as their decimal string. */
 export type EntityId = string | number;
 
-/**
- * A feature row's id: an entity id, or `[first, second]` for a pair view.
- *
- * @example
- * ```ts
- * import type { RowId } from 'rankd/client';
- * const rows: RowId[] = ['p1', ['p1', 'u1']];
- * ```
- */
+/** A feature row's id: an entity id, or `[first, second]` for a pair view. */
 export type RowId = EntityId | [EntityId, EntityId];
 
-/**
- * The answer to an upload of entities.
- *
- * @example
- * ```ts
- * import type { EntityUploadResponse } from 'rankd/client';
- * const answer: EntityUploadResponse = { entity_type: 'product', entity_ids: ['p1'] };
- * ```
- */
+/** The answer to an upload of entities. */
 export interface EntityUploadResponse {
   entity_type: string;
   /** The ids written, in order. */
   entity_ids: string[];
 }
 
-/**
- * The answer to a read of entities: those found, by id (ids not in the index are left out).
- *
- * @example
- * ```ts
- * import type { EntityGetResponse } from 'rankd/client';
- * const answer: EntityGetResponse = { entity_type: 'product', entities: { p1: { product_id: 'p1' } } };
- * ```
- */
+/** The answer to a read of entities: those found, by id (ids not in the index are left out). */
 export interface EntityGetResponse<E = Entity> {
   entity_type: string;
   entities: Record<string, E>;
 }
 
-/**
- * The answer to a delete of entities.
- *
- * @example
- * ```ts
- * import type { EntityDeleteResponse } from 'rankd/client';
- * const deleted = (answer: EntityDeleteResponse) => answer.deleted_ids; // those that existed
- * ```
- */
+/** The answer to a delete of entities. */
 export interface EntityDeleteResponse {
   entity_type: string;
   /** The ids asked for. */
@@ -85,15 +37,7 @@ export interface EntityDeleteResponse {
   deleted_count: number;
 }
 
-/**
- * A row of a feature view: its id, one field per feature, and optionally when the values were true.
- *
- * @example
- * ```ts
- * import type { FeatureRow } from 'rankd/client';
- * const row: FeatureRow = { entity_id: 'p2', ctr_7d: 0.012, event_timestamp: '2026-01-31T12:00:00Z' };
- * ```
- */
+/** A row of a feature view: its id, one field per feature, and optionally when the values were true. */
 export interface FeatureRow {
   entity_id: RowId;
   /** ISO 8601 or ms since the epoch; default: now. */
@@ -101,15 +45,7 @@ export interface FeatureRow {
   [feature: string]: unknown;
 }
 
-/**
- * The answer to an upload of feature rows.
- *
- * @example
- * ```ts
- * import type { FeatureUploadResponse } from 'rankd/client';
- * const answer: FeatureUploadResponse = { feature_view: 'product_stats', written: 1, expired: 0 };
- * ```
- */
+/** The answer to an upload of feature rows. */
 export interface FeatureUploadResponse {
   feature_view: string;
   /** Rows written. */
@@ -118,15 +54,7 @@ export interface FeatureUploadResponse {
   expired: number;
 }
 
-/**
- * How fresh one view's row of an entity was.
- *
- * @example
- * ```ts
- * import type { FeatureViewState } from 'rankd/client';
- * const state: FeatureViewState = { state: 'expired', event_timestamp: '2026-01-01T00:00:00.000Z' };
- * ```
- */
+/** How fresh one view's row of an entity was. */
 export interface FeatureViewState {
   state: 'fresh' | 'missing' | 'expired' | 'unknown_layout' | 'unreadable';
   event_timestamp?: string;
@@ -135,15 +63,7 @@ export interface FeatureViewState {
   from_cache?: boolean;
 }
 
-/**
- * The features of one entity, as a pipeline would see them.
- *
- * @example
- * ```ts
- * import type { FeatureGetResult } from 'rankd/client';
- * const freshness = (result: FeatureGetResult) => result.views.product_stats?.state; // fresh, missing, ...
- * ```
- */
+/** The features of one entity, as a pipeline would see them. */
 export interface FeatureGetResult {
   entity_id: RowId;
   /** `view:feature` → value (the declared default when not stored). */
@@ -153,43 +73,19 @@ export interface FeatureGetResult {
   views: Record<string, FeatureViewState>;
 }
 
-/**
- * The answer to a read of features.
- *
- * @example
- * ```ts
- * import type { FeatureGetResponse } from 'rankd/client';
- * const values = (answer: FeatureGetResponse) => answer.results.map((result) => result.values);
- * ```
- */
+/** The answer to a read of features. */
 export interface FeatureGetResponse {
   results: FeatureGetResult[];
 }
 
-/**
- * The answer to a delete of feature rows.
- *
- * @example
- * ```ts
- * import type { FeatureDeleteResponse } from 'rankd/client';
- * const answer: FeatureDeleteResponse = { feature_view: 'product_stats', deleted_count: 1 };
- * ```
- */
+/** The answer to a delete of feature rows. */
 export interface FeatureDeleteResponse {
   feature_view: string;
   /** Rows that existed and are deleted. */
   deleted_count: number;
 }
 
-/**
- * A user's reaction to an item a ranking request served.
- *
- * @example
- * ```ts
- * import type { FeedbackItem } from 'rankd/client';
- * const purchase: FeedbackItem = { request_id: 'r1', entity_id: 'p1', feedback_type: 'purchase', value: 19.9 };
- * ```
- */
+/** A user's reaction to an item a ranking request served. */
 export interface FeedbackItem<EntityType extends string = string> {
   /** The `request_id` of the ranking request that showed the entity. */
   request_id: string;
@@ -204,58 +100,26 @@ export interface FeedbackItem<EntityType extends string = string> {
   value?: number;
 }
 
-/**
- * The answer to feedback.
- *
- * @example
- * ```ts
- * import type { FeedbackResponse } from 'rankd/client';
- * const answer: FeedbackResponse = { written: 1 };
- * ```
- */
+/** The answer to feedback. */
 export interface FeedbackResponse {
   /** Events written: all of them, or 0 when the server's event sink is off. */
   written: number;
 }
 
-/**
- * One ranked candidate.
- *
- * @example
- * ```ts
- * import type { RankedCandidate } from 'rankd/client';
- * const first: RankedCandidate = { candidate_id: 'p1', ranked_score: 0.93 };
- * ```
- */
+/** One ranked candidate. */
 export interface RankedCandidate {
   candidate_id: string;
   ranked_score: number;
 }
 
-/**
- * What a ranking pipeline answers.
- *
- * @example
- * ```ts
- * import type { RankingResponse } from 'rankd/client';
- * const ids = (page: RankingResponse) => page.ranked_candidates.map((c) => c.candidate_id);
- * ```
- */
+/** What a ranking pipeline answers. */
 export interface RankingResponse {
   ranked_candidates: RankedCandidate[];
   /** The request's events, when it asked for them (`include_events`). */
   events?: Array<Record<string, unknown>>;
 }
 
-/**
- * The `paths` of a client made without generated types: any route, any JSON.
- *
- * @example
- * ```ts
- * import { createClient, type RankdClient, type UntypedPaths } from 'rankd/client';
- * export const rankd: RankdClient<UntypedPaths> = createClient({ baseUrl: 'http://localhost:5001' });
- * ```
- */
+/** The `paths` of a client made without generated types: any route, any JSON. */
 export interface UntypedPaths {
   [route: string]: unknown;
 }
@@ -295,20 +159,7 @@ type RankdRoute =
   | '/api/v1/events/feedback'
   | '/api/v1/admin/models/reload';
 
-/**
- * The app's pipeline routes (and its own POST routes) under /api/v1.
- *
- * @example
- * ```ts
- * import type { PipelineRoute } from 'rankd/client';
- *
- * interface Paths {
- *   '/api/v1/ranking': { post: object };
- *   '/healthcheck': { get: object };
- * }
- * const route: PipelineRoute<Paths> = '/api/v1/ranking'; // the only one
- * ```
- */
+/** The app's pipeline routes (and its own POST routes) under /api/v1. */
 export type PipelineRoute<Paths> = {
   [Route in keyof Paths & string]: Route extends RankdRoute
     ? never
@@ -319,15 +170,7 @@ export type PipelineRoute<Paths> = {
       : never;
 }[keyof Paths & string];
 
-/**
- * A pipeline as `rank` takes it: its route (`/api/v1/ranking`), or its path (`ranking` or `/ranking`).
- *
- * @example
- * ```ts
- * import type { PipelineKey, UntypedPaths } from 'rankd/client';
- * const keys: Array<PipelineKey<UntypedPaths>> = ['/api/v1/ranking', 'ranking', '/ranking'];
- * ```
- */
+/** A pipeline as `rank` takes it: its route (`/api/v1/ranking`), or its path (`ranking` or `/ranking`). */
 export type PipelineKey<Paths> =
   IsUntyped<Paths> extends true
     ? string
@@ -342,27 +185,11 @@ type RouteOfKey<Key> = Key extends `/api/v1/${string}`
     ? `/api/v1/${Path}`
     : `/api/v1/${Key & string}`;
 
-/**
- * The request body of a pipeline: from the generated types, else any JSON object.
- *
- * @example
- * ```ts
- * import type { PipelineRequest, UntypedPaths } from 'rankd/client';
- * const body: PipelineRequest<UntypedPaths, 'ranking'> = { request_id: 'r1', candidates: [] };
- * ```
- */
+/** The request body of a pipeline: from the generated types, else any JSON object. */
 export type PipelineRequest<Paths, Key> =
   IsUntyped<Paths> extends true ? Record<string, unknown> : RequestBodyOf<PostAt<Paths, RouteOfKey<Key>>>;
 
-/**
- * The answer of a pipeline: from the generated types, else a ranking answer.
- *
- * @example
- * ```ts
- * import type { PipelineResponse, UntypedPaths } from 'rankd/client';
- * const page: PipelineResponse<UntypedPaths, 'ranking'> = { ranked_candidates: [] };
- * ```
- */
+/** The answer of a pipeline: from the generated types, else a ranking answer. */
 export type PipelineResponse<Paths, Key> =
   IsUntyped<Paths> extends true ? RankingResponse : ResponseBodyOf<PostAt<Paths, RouteOfKey<Key>>>;
 
@@ -374,26 +201,10 @@ type BodyField<Paths, Route, Field extends string, Otherwise> =
       ? Exclude<Value, undefined>
       : Otherwise;
 
-/**
- * The app's entity type names (`product`, ...); any string for an untyped client.
- *
- * @example
- * ```ts
- * import type { EntityTypeName, UntypedPaths } from 'rankd/client';
- * const type: EntityTypeName<UntypedPaths> = 'product';
- * ```
- */
+/** The app's entity type names (`product`, ...); any string for an untyped client. */
 export type EntityTypeName<Paths> = BodyField<Paths, '/api/v1/entities/upload', 'entity_type', string> &
   string;
 
-/**
- * The app's feature view names; any string for an untyped client or an app without views.
- *
- * @example
- * ```ts
- * import type { FeatureViewName, UntypedPaths } from 'rankd/client';
- * const view: FeatureViewName<UntypedPaths> = 'product_stats';
- * ```
- */
+/** The app's feature view names; any string for an untyped client or an app without views. */
 export type FeatureViewName<Paths> = BodyField<Paths, '/api/v1/features/upload', 'feature_view', string> &
   string;

@@ -11,24 +11,16 @@ export const ConfigSchema = Type.Object({
   /** HTTP port. @defaultValue `5001` */
   PORT: Type.Integer({ default: 5001, minimum: 0, maximum: 65535 }),
   /**
-   * On SIGTERM/SIGINT (or a worker being replaced), how long in-flight requests may take to finish
-   * before their connections are cut, in ms. Also how long the event loop may go without running
-   * (code stuck in a loop, a huge synchronous computation) before the process logs the requests in
-   * flight and ends itself with SIGKILL: a stuck process cannot even see a SIGTERM, and so still
-   * ends within the drain period (plus half a second), well before a liveness probe (3 failures
-   * 10 s apart) would restart it without saying why. Watched from a thread once the server listens
-   * (loading models is not watched). With `rankd run --workers N`, a worker that has not answered
-   * the primary's heartbeat pings for three times this is killed and replaced: its own watchdog,
-   * whose line names the requests in flight, acts first. 0 = no drain, no watchdog, no heartbeat.
-   * @defaultValue `10000`
+   * On SIGTERM/SIGINT, how long in-flight requests may take to finish, in ms. Also how long the
+   * event loop may stall before the process logs the requests in flight and ends itself (a stuck
+   * process cannot see SIGTERM), and a third of a silent worker's heartbeat limit
+   * (docs/reference/configuration.md). 0 = no drain, no watchdog, no heartbeat. @defaultValue `10000`
    */
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /**
-   * Longest time a client may take to send a whole request, headers and body, in ms (the time rankd
-   * takes to answer is not counted): past it the answer is a 408 and the connection is closed. 60 s
-   * lets a `BODY_LIMIT` body (10 MB) arrive at 1.4 Mbit/s; a LAN sends it in under a second. A sixth
-   * of it (10 s) bounds the headers, and each pause while the body arrives. 0 = none of these limits.
-   * @defaultValue `60000`
+   * Longest time a client may take to send a whole request, in ms; a sixth of it bounds the headers
+   * and each pause in the body. Past it: 408, connection closed. 60 s lets a `BODY_LIMIT` body
+   * (10 MB) arrive at 1.4 Mbit/s. 0 = none of these limits. @defaultValue `60000`
    */
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 0 }),
   /**
@@ -92,11 +84,8 @@ export const ConfigSchema = Type.Object({
   /** Largest accepted request body, in bytes. @defaultValue 10 MB */
   BODY_LIMIT: Type.Integer({ default: 10 * 1024 * 1024, minimum: 1024 }),
   /**
-   * The JSON fast paths (src/fast-paths/README.md): upload and get bodies read from their bytes,
-   * the get answer copied from the stored bytes, the pipeline's events written as text, JSON
-   * bodies spared the prototype-key scan when they cannot hold one. Each gives the same answer as
-   * the plain path or declines; `false` routes around a suspected fast-path bug in production at
-   * the cost of CPU per call (DR-001..DR-005). @defaultValue `true`
+   * The JSON fast paths (src/fast-paths/README.md, DR-001..DR-005): each answers as the plain path or
+   * declines; `false` routes around a suspected fast-path bug at the cost of CPU. @defaultValue `true`
    */
   FAST_PATHS: Type.Boolean({ default: true }),
   /**
@@ -153,13 +142,10 @@ export const ConfigSchema = Type.Object({
    */
   EVENTS_LABEL_GRADES: Type.String({ default: 'purchase=3,add_to_cart=2,click=1', minLength: 1 }),
   /**
-   * The event stream's budget: most bytes of Redis memory it may take (`MEMORY USAGE`, measured now
-   * and then and converted to `MAXLEN ~` entries). Small by default because the stream shares the
-   * index's Redis unless `EVENTS_REDIS_URL` is set: a full Redis refuses index writes. Beside the
-   * index the stream also keeps to a quarter of `maxmemory` and a day of requests; in a Redis of its
-   * own to all of `maxmemory`, for as long as the budget holds. Either way it gives memory back once
-   * the rest of Redis passes 90% of `maxmemory`. 0 = no byte cap.
-   * @defaultValue `67108864` (64 MiB)
+   * The event stream's budget in bytes of Redis memory (`MEMORY USAGE`, turned into `MAXLEN ~`).
+   * Small by default because the stream shares the index's Redis unless `EVENTS_REDIS_URL` is set,
+   * and a full Redis refuses index writes (docs/reference/configuration.md: the other caps).
+   * 0 = no byte cap. @defaultValue `67108864` (64 MiB)
    */
   EVENTS_STREAM_MAX_BYTES: Type.Integer({ default: 64 * 1024 * 1024, minimum: 0 }),
   /** Redis holding the event stream, when not the main one (`REDIS_URL` / `REDIS_HOST`). */
@@ -170,11 +156,9 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   /**
-   * Who may read `GET /metrics` (Prometheus): `key` (on the main port, as the API routes: a key once
-   * `API_KEYS` is set, so that turning keys on leaves nothing open by mistake), `public` (on the main
-   * port, no key), a port number (a port of its own, without any key, for a scraper inside the
-   * network: `rankd run` serves it on `HOST`, and with `--workers` the primary serves it, summing
-   * every worker's metrics), or `off` (no metrics served or kept). @defaultValue `key`
+   * Who may read `GET /metrics`: `key` (as the API routes, so that turning keys on leaves nothing
+   * open by mistake), `public`, a port of its own without any key (with `--workers`, the primary's,
+   * summing every worker's), or `off` (no metrics kept). @defaultValue `key`
    */
   METRICS_ACCESS: Type.Union(
     [
@@ -186,11 +170,8 @@ export const ConfigSchema = Type.Object({
     { default: 'key' },
   ),
   /**
-   * OpenTelemetry spans per request and per pipeline stage, and where they go: `otlp` (OTLP over
-   * HTTP to `http://localhost:4318`), the base URL of another OTLP/HTTP receiver (spans are POSTed
-   * to `<it>/v1/traces`), `console`, or `off`. Off: no OpenTelemetry package is even loaded. On:
-   * needs `@opentelemetry/sdk-trace` and `@opentelemetry/resources` installed (and
-   * `@opentelemetry/exporter-trace-otlp-http` for OTLP). @defaultValue `off`
+   * Where OpenTelemetry spans go: `otlp` (`http://localhost:4318`), another OTLP/HTTP receiver's base
+   * URL, `console`, or `off` (no OpenTelemetry package loaded; on, the app installs them). @defaultValue `off`
    */
   OTEL_EXPORTER: Type.Union(
     [
@@ -204,11 +185,8 @@ export const ConfigSchema = Type.Object({
 
   // Admission control (src/http/admission-control.ts; docs/reference/configuration.md, "Admission control").
   /**
-   * The most work in flight at once, per process, in cost units of about 10 µs of one core (a
-   * request's cost: 100, plus one per candidate, ten more per candidate with `include_events`,
-   * more with `explain`, one per KiB of body). Expensive requests (cost ≥ 2,000) may hold a fifth
-   * of it together; the rest is kept for the others. A request that finds no room is refused with
-   * 503 `RANKD_OVERLOADED` and `Retry-After` (an expensive one after waiting up to a second).
+   * The most work in flight per process, in cost units of about 10 µs of one core; expensive requests
+   * (cost ≥ 2,000) may hold a fifth of it. No room: 503 `RANKD_OVERLOADED` with `Retry-After`.
    * 0 = no admission control. @defaultValue `100000` (about a second of work)
    */
   ADMISSION_BUDGET: Type.Integer({ default: 100_000, minimum: 0 }),
@@ -220,15 +198,5 @@ export const ConfigSchema = Type.Object({
   ADMISSION_KEY_SHARE: Type.Number({ default: 1, exclusiveMinimum: 0, maximum: 1 }),
 });
 
-/**
- * The validated, frozen configuration every part of rankd reads.
- *
- * @example
- * ```ts
- * import { type Config, loadConfig } from 'rankd/server';
- *
- * const config: Config = loadConfig({ REDIS_URL: 'redis://localhost:6379', PORT: '5002' });
- * console.log(config.PORT, config.PROJECT_NAME); // 5002 'default'
- * ```
- */
+/** The validated, frozen configuration every part of rankd reads. */
 export type Config = Readonly<Static<typeof ConfigSchema>>;

@@ -4,11 +4,8 @@ import { defineEntity } from './define-entity.js';
  * The built-in product type: identifier `product_id`. Apps extend it with their fields.
  *
  * @example
- * ```ts
  * import { ProductEntity, Type } from 'rankd';
- *
  * export const Product = ProductEntity.extend({ fields: { price: Type.Number({ default: 0 }) } });
- * ```
  */
 export const ProductEntity = defineEntity({
   name: 'product',
@@ -18,62 +15,35 @@ export const ProductEntity = defineEntity({
  * A search query; its identifier is the query text itself (`query`).
  *
  * @example
- * ```ts
- * import { defineRealtimeFeatures, Feature, QueryEntity } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * export const QueryLength = defineRealtimeFeatures({
- *   name: 'query_length',
- *   entity: Product,
- *   with: QueryEntity, // the request's `query`, paired with each candidate
- *   features: { chars: Feature.integer({ default: 0 }) },
- *   compute: (_product, query) => ({ chars: String(query.query ?? '').length }),
- * });
- * ```
+ * import { defineFeatureView, Feature, QueryEntity } from 'rankd';
+ * const features = { popularity: Feature.float({ default: 0 }) }; // by query text
+ * export const QueryStats = defineFeatureView({ name: 'query_stats', entity: QueryEntity, features });
  */
 export const QueryEntity = defineEntity({ name: 'query', idField: 'query', description: 'A search query.' });
 /**
  * A user; identifier `user_id`.
  *
  * @example
- * ```ts
- * import { defineRankingPipeline, UserEntity } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * // A request may name its user, {"user": {"user_id": "u1"}}, hydrated like the candidates.
- * export const Personal = defineRankingPipeline({
- *   name: 'Personal',
- *   path: '/personal',
- *   candidate: Product,
- *   entities: { user: UserEntity },
- *   model: RankingModel,
- * });
- * ```
+ * import { UserEntity } from 'rankd';
+ * // A pipeline's `entities`: the request names its user, {"user": {"user_id": "u1"}}, hydrated.
+ * const entities = { user: UserEntity };
  */
 export const UserEntity = defineEntity({ name: 'user', description: 'A user; identifier `user_id`.' });
 /**
  * A brand; identifier `brand_id`.
  *
  * @example
- * ```ts
  * import { BrandEntity, ProductEntity } from 'rankd';
- *
  * // A product's `brand_id` hydrates its brand into `brand`.
- * const brand = { entity: BrandEntity, as: 'brand' };
- * export const Product = ProductEntity.extend({ references: { brand_id: brand } });
- * ```
+ * export const Product = ProductEntity.extend({ references: { brand_id: { entity: BrandEntity, as: 'brand' } } });
  */
 export const BrandEntity = defineEntity({ name: 'brand', description: 'A brand; identifier `brand_id`.' });
 /**
  * A category; identifier `category_id`.
  *
  * @example
- * ```ts
  * import { CategoryEntity, Type } from 'rankd';
- *
  * export const Category = CategoryEntity.extend({ fields: { path: Type.Array(Type.String(), { default: [] }) } });
- * ```
  */
 export const CategoryEntity = defineEntity({
   name: 'category',
@@ -83,15 +53,9 @@ export const CategoryEntity = defineEntity({
  * A request, as an entity of the index; identifier `request_id`.
  *
  * @example
- * ```ts
  * import { defineFeatureView, Feature, RequestEntity } from 'rankd';
- *
- * export const RequestStats = defineFeatureView({
- *   name: 'request_stats',
- *   entity: RequestEntity,
- *   features: { retries: Feature.integer({ default: 0 }) },
- * });
- * ```
+ * const features = { retries: Feature.integer({ default: 0 }) };
+ * export const RequestStats = defineFeatureView({ name: 'request_stats', entity: RequestEntity, features });
  */
 export const RequestEntity = defineEntity({
   name: 'request',

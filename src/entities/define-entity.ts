@@ -5,16 +5,7 @@ import { AppDefinitionError } from '../errors/index.js';
 /** Entity type names become a segment of Redis keys, so they are restricted to a safe alphabet. */
 export const ENTITY_TYPE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
-/**
- * How an entity type is declared: its name, its identifier field and its typed fields.
- *
- * @example
- * ```ts
- * import type { EntityTypeOptions } from 'rankd';
- *
- * const options: EntityTypeOptions<{}> = { name: 'variant', idField: 'sku' };
- * ```
- */
+/** How an entity type is declared: its name, its identifier field and its typed fields. */
 export interface EntityTypeOptions<Fields extends TProperties> {
   /** The type's name, as used in `entity_type` and in Redis keys: `product`, `brand`, ... */
   name: string;
@@ -33,16 +24,7 @@ export interface EntityTypeOptions<Fields extends TProperties> {
   titleField?: string;
 }
 
-/**
- * A field holding another entity's id, and the field its hydrated entity goes into.
- *
- * @example
- * ```ts
- * import { defineEntity, type EntityReference } from 'rankd';
- *
- * const maker: EntityReference = { entity: defineEntity({ name: 'maker' }), as: 'maker' };
- * ```
- */
+/** A field holding another entity's id, and the field its hydrated entity goes into. */
 export interface EntityReference {
   /** The referenced type. A function allows types that reference each other. */
   entity: EntityType | (() => EntityType);
@@ -53,14 +35,6 @@ export interface EntityReference {
 /**
  * A declared entity type. Entities themselves stay plain JSON objects; the type knows their id
  * field and how to validate and document them.
- *
- * @example
- * ```ts
- * import type { EntityType } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const type: EntityType = Product; // type.name, type.idField, type.fields
- * ```
  */
 export interface EntityType<Fields extends TProperties = TProperties> {
   readonly name: string;
@@ -85,13 +59,6 @@ export interface EntityType<Fields extends TProperties = TProperties> {
 /**
  * The spec's name (section 2.1) for the base entity type: every entity type is a `ServiceEntity`,
  * made by {@link defineEntity} or by `extend`.
- *
- * @example
- * ```ts
- * import { defineEntity, type ServiceEntity } from 'rankd';
- *
- * export const Brand: ServiceEntity = defineEntity({ name: 'brand' });
- * ```
  */
 export type ServiceEntity<Fields extends TProperties = TProperties> = EntityType<Fields>;
 
@@ -173,17 +140,7 @@ export function defineEntity<Fields extends TProperties = {}>(
   };
 }
 
-/**
- * The plain object type of an entity of type `T`: its declared fields, plus whatever else is stored.
- *
- * @example
- * ```ts
- * import type { EntityOf } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const product: EntityOf<typeof Product> = { product_id: 'p1', price: 12, title: 'Beeswax Candle' };
- * ```
- */
+/** The plain object type of an entity of type `T`: its declared fields, plus whatever else is stored. */
 export type EntityOf<T extends EntityType> =
   T extends EntityType<infer F>
     ? Partial<Static<TObject<F>>> & Record<string, unknown>

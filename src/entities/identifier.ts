@@ -1,16 +1,6 @@
 import type { EntityType } from './define-entity.js';
 
-/**
- * An entity's identity: its type and id. Its string form is `type::id`.
- *
- * @example
- * ```ts
- * import { type Identifier, identifierOf } from 'rankd';
- *
- * const key = ({ type, id }: Identifier) => `${type}::${id}`;
- * const ofEntity = (entity: object) => key(identifierOf(entity));
- * ```
- */
+/** An entity's identity: its type and id. Its string form is `type::id`. */
 export interface Identifier {
   readonly type: string;
   readonly id: string;

@@ -77,28 +77,15 @@ export const ErrorCode = {
   LOOPBACK_ONLY: 'RANKD_LOOPBACK_ONLY',
 } as const;
 
-/**
- * Any code of the catalogue.
- *
- * @example
- * ```ts
- * import { ErrorCode, type ErrorCodeValue } from 'rankd';
- *
- * const retryable: ErrorCodeValue[] = [ErrorCode.REDIS_UNAVAILABLE, ErrorCode.PARTIAL_WRITE];
- * ```
- */
+/** Any code of the catalogue. */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
  * Input that fails validation: HTTP 422 with one entry per problem in `detail`.
  *
  * @example
- * ```ts
  * import { ValidationError } from 'rankd';
- *
- * // In an app's route: answered 422 RANKD_VALIDATION with this problem in `detail`.
- * throw ValidationError.at(['body', 'sku'], 'no such product', 'not_found');
- * ```
+ * throw ValidationError.at(['body', 'sku'], 'no such product', 'not_found'); // 422, the problem in `detail`
  */
 export class ValidationError extends RankdError {
   constructor(problems: readonly FieldProblem[], message = 'Request validation failed') {
@@ -122,19 +109,8 @@ function reasonOf(cause: unknown, hosts?: readonly string[]): string {
  * names the address for the log; {@link RankdError.publicMessage} does not.
  *
  * @example
- * ```ts
- * import { defineApp } from 'rankd';
  * import { RedisUnavailableError } from 'rankd/server';
- *
- * export default defineApp({
- *   server: async (server, { redis }) => {
- *     server.get('/api/v1/shop/ready', async () => {
- *       if (!redis.isReady) throw new RedisUnavailableError('localhost:6379'); // 503, as rankd's routes
- *       return { ready: true };
- *     });
- *   },
- * });
- * ```
+ * throw new RedisUnavailableError('localhost:6379'); // in an app's route: 503, as rankd's routes
  */
 export class RedisUnavailableError extends RankdError {
   /** `host:port` of Redis, or the seed nodes of a cluster, as configured. */
@@ -167,17 +143,7 @@ export class RedisUnavailableError extends RankdError {
   }
 }
 
-/**
- * A Redis Cluster master that could not serve a request.
- *
- * @example
- * ```ts
- * import { ClusterNodeUnavailableError } from 'rankd/server';
- *
- * const describe = (error: ClusterNodeUnavailableError) =>
- *   error.nodes.map(({ node, slots, reason }) => `${node} (${slots}): ${reason}`);
- * ```
- */
+/** A Redis Cluster master that could not serve a request. */
 export interface UnavailableNode {
   /** `host:port` of the master. */
   readonly node: string;
@@ -201,12 +167,9 @@ export const CLUSTER_FAILOVER_ADVICE = clusterFailoverAdvice(undefined);
  * `RANKD_REDIS_UNAVAILABLE`, the message naming the nodes and their slots instead of the seed nodes.
  *
  * @example
- * ```ts
  * import { ClusterNodeUnavailableError } from 'rankd/server';
- *
  * const slotsOut = (error: unknown) =>
  *   error instanceof ClusterNodeUnavailableError ? error.nodes.map((n) => n.slots) : [];
- * ```
  */
 export class ClusterNodeUnavailableError extends RedisUnavailableError {
   /** The masters that failed, each once. */
@@ -244,11 +207,8 @@ export class ClusterNodeUnavailableError extends RedisUnavailableError {
  * made in Redis. The message names no host.
  *
  * @example
- * ```ts
  * import { RedisOutOfMemoryError } from 'rankd/server';
- *
  * console.log(new RedisOutOfMemoryError().code); // RANKD_REDIS_OUT_OF_MEMORY
- * ```
  */
 export class RedisOutOfMemoryError extends RankdError {
   constructor(cause?: unknown) {
@@ -273,11 +233,8 @@ export class RedisOutOfMemoryError extends RankdError {
  * dropped). An unreachable event Redis is a {@link RedisUnavailableError}.
  *
  * @example
- * ```ts
  * import { EventSinkUnavailableError } from 'rankd/server';
- *
  * new EventSinkUnavailableError('the event stream', new Error('connection refused')); // 503
- * ```
  */
 export class EventSinkUnavailableError extends RankdError {
   constructor(target: string, cause?: unknown) {
@@ -286,16 +243,7 @@ export class EventSinkUnavailableError extends RankdError {
   }
 }
 
-/**
- * An id as a write names it: an entity id, or `[first, second]` for a row of a pair view.
- *
- * @example
- * ```ts
- * import type { WrittenId } from 'rankd/server';
- *
- * const row: WrittenId = ['u1', 'p1'];
- * ```
- */
+/** An id as a write names it: an entity id, or `[first, second]` for a row of a pair view. */
 export type WrittenId = string | readonly [string, string];
 
 /**
@@ -304,11 +252,8 @@ export type WrittenId = string | readonly [string, string];
  * not have been applied). Writes replace whole values, so sending the failed ids again is safe.
  *
  * @example
- * ```ts
  * import { PartialWriteError } from 'rankd/server';
- *
  * const toRetry = (error: unknown) => (error instanceof PartialWriteError ? error.failedIds : []);
- * ```
  */
 export class PartialWriteError extends RankdError {
   /** Ids whose write (or delete) Redis confirmed, each once, in request order. */
@@ -352,11 +297,8 @@ export class PartialWriteError extends RankdError {
  * A stored index value that cannot be decoded (HTTP 500).
  *
  * @example
- * ```ts
  * import { IndexValueCorruptError } from 'rankd/server';
- *
  * new IndexValueCorruptError('default:1:product:p1').statusCode; // 500
- * ```
  */
 export class IndexValueCorruptError extends RankdError {
   constructor(key: string, cause?: unknown) {
@@ -376,11 +318,8 @@ export class IndexValueCorruptError extends RankdError {
  * those the parser refuses.
  *
  * @example
- * ```ts
  * import { MalformedRequestError } from 'rankd/server';
- *
  * throw new MalformedRequestError('give ?q=...'); // 400 RANKD_MALFORMED_REQUEST
- * ```
  */
 export class MalformedRequestError extends RankdError {
   constructor(message: string) {
@@ -392,18 +331,8 @@ export class MalformedRequestError extends RankdError {
  * Missing or unknown API key (HTTP 401).
  *
  * @example
- * ```ts
- * import { defineApp } from 'rankd';
  * import { UnauthorizedError } from 'rankd/server';
- *
- * export default defineApp({
- *   server: async (server) => {
- *     server.addHook('onRequest', async (request) => {
- *       if (!request.headers.cookie) throw new UnauthorizedError(); // 401, in rankd's error shape
- *     });
- *   },
- * });
- * ```
+ * throw new UnauthorizedError(); // in an app's hook: 401, in rankd's error shape
  */
 export class UnauthorizedError extends RankdError {
   constructor() {
@@ -419,11 +348,8 @@ export class UnauthorizedError extends RankdError {
  * A key without the admin right on an admin route (HTTP 403).
  *
  * @example
- * ```ts
  * import { ForbiddenError } from 'rankd/server';
- *
  * throw new ForbiddenError('Only ops may clear the cache');
- * ```
  */
 export class ForbiddenError extends RankdError {
   constructor(message = 'This route needs an admin API key (one listed in ADMIN_API_KEYS)') {
@@ -435,11 +361,8 @@ export class ForbiddenError extends RankdError {
  * A model reload named a model the app does not have as a file model; lists the ones it has.
  *
  * @example
- * ```ts
  * import { ModelNotFoundError } from 'rankd/server';
- *
  * new ModelNotFoundError('rankr', ['ranker', 'ctr']).message; // No file-backed model is named "rankr"; ...
- * ```
  */
 export class ModelNotFoundError extends RankdError {
   constructor(name: string, known: readonly string[]) {
@@ -455,15 +378,8 @@ export class ModelNotFoundError extends RankdError {
  * Invalid configuration found at start-up; lists every problem at once.
  *
  * @example
- * ```ts
- * import { ConfigError, loadConfig } from 'rankd/server';
- *
- * try {
- *   loadConfig({ PORT: 'x' });
- * } catch (error) {
- *   if (error instanceof ConfigError) console.error(error.message); // every problem, one per line
- * }
- * ```
+ * import { loadConfig } from 'rankd/server';
+ * loadConfig({ PORT: 'x' }); // throws a ConfigError: every problem, one per line
  */
 export class ConfigError extends RankdError {
   constructor(problems: readonly string[]) {
@@ -477,15 +393,8 @@ export class ConfigError extends RankdError {
  * `RANKD_INPUT_INVALID` (never over HTTP; 400 if it were).
  *
  * @example
- * ```ts
- * import { datasetFromRows, TrainingInputError } from 'rankd/training';
- *
- * try {
- *   datasetFromRows(['price'], [{ group: 1, label: 1, values: [1, 2] }]); // two values, one feature
- * } catch (error) {
- *   if (error instanceof TrainingInputError) console.error(error.message);
- * }
- * ```
+ * import { datasetFromRows } from 'rankd/training';
+ * datasetFromRows(['price'], [{ group: 1, label: 1, values: [1, 2] }]); // throws: two values, one feature
  */
 export class TrainingInputError extends RankdError {
   constructor(message: string) {
@@ -497,11 +406,8 @@ export class TrainingInputError extends RankdError {
  * The app module is missing or exports no rankd app, or a component failed to initialize.
  *
  * @example
- * ```ts
  * import { AppLoadError } from 'rankd/server';
- *
  * throw new AppLoadError('app.ts exports no rankd app');
- * ```
  */
 export class AppLoadError extends RankdError {
   constructor(message: string, cause?: unknown) {
@@ -514,15 +420,8 @@ export class AppLoadError extends RankdError {
  * declaration and what to change. The app never starts, so no request meets it.
  *
  * @example
- * ```ts
- * import { AppDefinitionError, defineExperiment } from 'rankd';
- *
- * try {
- *   defineExperiment({ id: 'x', variants: [{ name: 'a', share: 0.4 }] }); // shares must sum to 1
- * } catch (error) {
- *   if (error instanceof AppDefinitionError) console.error(error.message);
- * }
- * ```
+ * import { defineExperiment } from 'rankd';
+ * defineExperiment({ id: 'x', variants: [{ name: 'a', share: 0.4 }] }); // throws: shares must sum to 1
  */
 export class AppDefinitionError extends RankdError {
   constructor(message: string, cause?: unknown) {
@@ -535,11 +434,8 @@ export class AppDefinitionError extends RankdError {
  * and what to change, since the app's author reads it first.
  *
  * @example
- * ```ts
  * import { FeatureLookupError } from 'rankd';
- *
  * throw new FeatureLookupError('ranker read product_stats:ctr_7d without listing it in `features`');
- * ```
  */
 export class FeatureLookupError extends RankdError {
   constructor(message: string) {
@@ -551,11 +447,8 @@ export class FeatureLookupError extends RankdError {
  * An experiment not in the pipeline's scope: an app bug (HTTP 500), reported with what to change.
  *
  * @example
- * ```ts
  * import { ExperimentLookupError } from 'rankd';
- *
  * throw new ExperimentLookupError('Experiment "boost" is not assigned in pipeline Search');
- * ```
  */
 export class ExperimentLookupError extends RankdError {
   constructor(message: string) {
@@ -567,16 +460,8 @@ export class ExperimentLookupError extends RankdError {
  * App code that called a rankd function where or how it cannot work (HTTP 500: an app bug).
  *
  * @example
- * ```ts
  * import { getFeature } from 'rankd';
- * import { AppMisuseError } from 'rankd/server';
- *
- * try {
- *   getFeature('product::p1', 'product_stats:ctr_7d'); // outside a request
- * } catch (error) {
- *   if (error instanceof AppMisuseError) console.error(error.message);
- * }
- * ```
+ * getFeature('product::p1', 'product_stats:ctr_7d'); // throws outside a request
  */
 export class AppMisuseError extends RankdError {
   constructor(message: string) {
@@ -588,11 +473,8 @@ export class AppMisuseError extends RankdError {
  * A model file that cannot be read or used, or a loaded model whose output does not fit.
  *
  * @example
- * ```ts
  * import { ModelInvalidError } from 'rankd';
- *
  * throw new ModelInvalidError('not a model file', { file: 'models/ranker.json' });
- * ```
  */
 export class ModelInvalidError extends RankdError {
   /** The model file (absolute, or as given to the loader), when the problem is one file's. */
@@ -626,11 +508,8 @@ export function clusterFailoverAdvice(nodeTimeoutMs: number | undefined): string
  * `RANKD_REDIS_UNAVAILABLE`, rather than a 200 built from nothing.
  *
  * @example
- * ```ts
  * import { ClusterDownError } from 'rankd/server';
- *
  * new ClusterDownError('10.0.0.1:7000', 'every master refuses queries'); // 503 RANKD_REDIS_UNAVAILABLE
- * ```
  */
 export class ClusterDownError extends RedisUnavailableError {
   /** The message without addresses, for responses. */
@@ -651,11 +530,8 @@ export class ClusterDownError extends RedisUnavailableError {
  * flight (429). The response carries `Retry-After` (whole seconds).
  *
  * @example
- * ```ts
  * import { OverloadedError } from 'rankd/server';
- *
  * new OverloadedError('The server is busy with expensive requests', 2).headers; // { 'retry-after': '2' }
- * ```
  */
 export class OverloadedError extends RankdError {
   /** Seconds after which a retry may succeed (the `Retry-After` header). */
@@ -678,11 +554,8 @@ export class OverloadedError extends RankdError {
  * out of the box only this machine may write (HTTP 403).
  *
  * @example
- * ```ts
  * import { LoopbackOnlyError } from 'rankd/server';
- *
  * console.log(new LoopbackOnlyError().message); // names API_KEYS and ADMIN_API_KEYS
- * ```
  */
 export class LoopbackOnlyError extends RankdError {
   constructor() {

@@ -1,26 +1,7 @@
-/**
- * A location inside a request, FastAPI style: `["body", "entities", 3, "price"]`.
- *
- * @example
- * ```ts
- * import type { ErrorLocation } from 'rankd/server';
- *
- * const where: ErrorLocation = ['body', 'candidates', 3, 'product_id'];
- * ```
- */
+/** A location inside a request, FastAPI style: `["body", "entities", 3, "price"]`. */
 export type ErrorLocation = ReadonlyArray<string | number>;
 
-/**
- * One problem found in input: where, what, and a stable machine-readable type.
- *
- * @example
- * ```ts
- * import { type FieldProblem, ValidationError } from 'rankd';
- *
- * const problem: FieldProblem = { loc: ['body', 'qty'], msg: 'must be ≥ 1', type: 'minimum' };
- * throw new ValidationError([problem]); // 422, each problem in `detail`
- * ```
- */
+/** One problem found in input: where, what, and a stable machine-readable type. */
 export interface FieldProblem {
   loc: ErrorLocation;
   msg: string;
@@ -32,12 +13,9 @@ export interface FieldProblem {
  * status it maps to. `src/http/error-handler.ts` is the only place that turns one into a response.
  *
  * @example
- * ```ts
  * import { RankdError } from 'rankd';
- *
  * const describe = (error: unknown) =>
  *   error instanceof RankdError ? `${error.statusCode} ${error.code}` : 'not rankd\'s';
- * ```
  */
 export class RankdError extends Error {
   readonly code: string;

@@ -3,21 +3,7 @@ import { bucketOf, type Experiment, type Variant } from './define-experiment.js'
 
 type MaybePromise<T> = T | Promise<T>;
 
-/**
- * What an external provider is told about the unit being assigned.
- *
- * @example
- * ```ts
- * import type { AssignmentAttributes, ExperimentProvider } from 'rankd';
- *
- * // Targets by the pipeline and the unit: users of the search pipeline only.
- * export const SearchOnly: ExperimentProvider = {
- *   name: 'search-only',
- *   assign: (_experiment, _unit, attributes: AssignmentAttributes) =>
- *     attributes.pipeline === 'MyRankingPipeline' && attributes.unit_type === 'user' ? 'treatment' : 'control',
- * };
- * ```
- */
+/** What an external provider is told about the unit being assigned. */
 export interface AssignmentAttributes {
   /** `user` or `request`: what the unit id is. The experiment asked for `user` but the request had none: `request`. */
   readonly unit_type: 'user' | 'request';

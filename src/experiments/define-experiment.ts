@@ -1,39 +1,10 @@
 import { createHash } from 'node:crypto';
 import { AppDefinitionError } from '../errors/index.js';
 
-/**
- * Parameters a variant hands to pipeline code (which model, which weights, ...).
- *
- * @example
- * ```ts
- * import { defineExperiment, type VariantParams } from 'rankd';
- *
- * interface BoostParams extends VariantParams {
- *   boost: number;
- * }
- * export const BoostTest = defineExperiment<BoostParams>({
- *   id: 'boost',
- *   variants: [{ name: 'control', share: 1, params: { boost: 0 } }],
- * });
- * ```
- */
+/** Parameters a variant hands to pipeline code (which model, which weights, ...). */
 export type VariantParams = Record<string, unknown>;
 
-/**
- * One arm of an experiment.
- *
- * @example
- * ```ts
- * import { defineExperiment, type Variant } from 'rankd';
- *
- * const test = defineExperiment({
- *   id: 'ranker_v2',
- *   variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }],
- * });
- * const first: Variant | undefined = test.variants[0];
- * console.log(first?.name, first?.share); // control 0.5
- * ```
- */
+/** One arm of an experiment. */
 export interface Variant<P extends VariantParams = VariantParams> {
   /** Unique within the experiment; logged as the EXPERIMENTATION event's `result`. */
   readonly name: string;
@@ -43,38 +14,10 @@ export interface Variant<P extends VariantParams = VariantParams> {
   readonly params: P;
 }
 
-/**
- * What an experiment is randomised by: the request's user (user id), or each request.
- *
- * @example
- * ```ts
- * import { defineExperiment, type ExperimentUnit } from 'rankd';
- *
- * const unit: ExperimentUnit = 'request'; // a fresh draw per request; 'user' keeps one per user
- * export const PageTest = defineExperiment({ id: 'page', unit, variants: [{ name: 'control', share: 1 }] });
- * ```
- */
+/** What an experiment is randomised by: the request's user (user id), or each request. */
 export type ExperimentUnit = 'user' | 'request';
 
-/**
- * How an experiment is declared.
- *
- * @example
- * ```ts
- * import { defineExperiment, type ExperimentOptions } from 'rankd';
- *
- * const options: ExperimentOptions<{ model: string }> = {
- *   id: 'model_test',
- *   unit: 'request',
- *   variants: [
- *     { name: 'control', share: 0.5, params: { model: 'v1' } },
- *     { name: 'treatment', share: 0.5, params: { model: 'v2' } },
- *   ],
- *   description: 'The retrained ranker against the serving one',
- * };
- * export const ModelTest = defineExperiment(options);
- * ```
- */
+/** How an experiment is declared. */
 export interface ExperimentOptions<P extends VariantParams> {
   /** Stable id, logged in EXPERIMENTATION events and exported with the training data. */
   id: string;
@@ -91,22 +34,7 @@ export interface ExperimentOptions<P extends VariantParams> {
   description?: string;
 }
 
-/**
- * A declared experiment.
- *
- * @example
- * ```ts
- * import { defineExperiment, type Experiment } from 'rankd';
- *
- * export const BoostTest: Experiment<{ boost: number }> = defineExperiment({
- *   id: 'boost',
- *   variants: [
- *     { name: 'control', share: 0.9, params: { boost: 0 } },
- *     { name: 'stronger', share: 0.1, params: { boost: 1 } },
- *   ],
- * });
- * ```
- */
+/** A declared experiment. */
 export interface Experiment<P extends VariantParams = VariantParams> {
   readonly kind: 'experiment';
   readonly id: string;

@@ -13,21 +13,6 @@ export const NOT_INTERLEAVED = 'off';
 /**
  * How an interleaving experiment is declared: its two rankers are two models, or two variants of
  * an experiment of the pipeline (docs/reference/experiments.md, "Interleaving").
- *
- * @example
- * ```ts
- * import { defineInterleaving, type InterleavingOptions } from 'rankd';
- * import { Ranker, RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const options: InterleavingOptions<typeof Product> = {
- *   id: 'trained_vs_hand',
- *   share: 0.1,
- *   control: RankingModel,
- *   challenger: Ranker,
- * };
- * export const TrainedVsHand = defineInterleaving(options);
- * ```
  */
 export interface InterleavingOptions<E extends EntityType> {
   /** Stable id: names the experiment in events and in `rankd experiment report`. */
@@ -53,16 +38,6 @@ export interface InterleavingOptions<E extends EntityType> {
 /**
  * One ranker of an interleaving experiment: a model (undefined: the pipeline's), or the pipeline
  * run under a variant of an experiment.
- *
- * @example
- * ```ts
- * import { defineInterleaving, type InterleavingRanker } from 'rankd';
- * import { Ranker } from './pipelines/product-ranking/models.js';
- *
- * const duel = defineInterleaving({ id: 'duel', share: 0.1, challenger: Ranker });
- * const challenger: InterleavingRanker = duel.rankers.challenger;
- * console.log(challenger.kind === 'model' ? challenger.model?.name : challenger.variant.name);
- * ```
  */
 export type InterleavingRanker<E extends EntityType = EntityType> =
   | { readonly kind: 'model'; readonly model: Model<E> | undefined }
@@ -72,17 +47,6 @@ export type InterleavingRanker<E extends EntityType = EntityType> =
  * A declared interleaving experiment: an experiment whose variants are `off` and `interleaved`
  * (its share), so it is assigned, logged and overridden (`overrides.variants`) as any other, and
  * the rankers that an interleaved page merges.
- *
- * @example
- * ```ts
- * import { defineInterleaving, type InterleavingExperiment } from 'rankd';
- * import { Ranker } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * // The pipeline's model against the trained one on a tenth of requests.
- * export const Duel: InterleavingExperiment<typeof Product> = defineInterleaving({ id: 'duel', share: 0.1, challenger: Ranker });
- * console.log(Duel.variants.map((v) => `${v.name} ${v.share}`));
- * ```
  */
 export interface InterleavingExperiment<E extends EntityType = EntityType> extends Experiment {
   readonly rankers: Readonly<Record<InterleavingTeam, InterleavingRanker<E>>>;

@@ -11,29 +11,7 @@ export const USES_EXPERIMENTS = Symbol.for('rankd.usesExperiments');
 export const INNER_COMPONENTS = Symbol.for('rankd.innerComponents');
 const SELECT = Symbol.for('rankd.selectModel');
 
-/**
- * How a model chosen by an experiment is declared.
- *
- * @example
- * ```ts
- * import { defineExperiment, experimentModel, type ExperimentModelOptions, linearModel } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const RankerTest = defineExperiment({
- *   id: 'ranker_v2',
- *   variants: [{ name: 'control', share: 0.5 }, { name: 'treatment', share: 0.5 }],
- * });
- * const options: ExperimentModelOptions<typeof Product> = {
- *   experiment: RankerTest,
- *   models: {
- *     control: RankingModel,
- *     treatment: linearModel({ name: 'v2', file: 'models/v2.json', entity: Product, features: ['product_stats:ctr_7d'] }),
- *   },
- * };
- * export const Model = experimentModel(options);
- * ```
- */
+/** How a model chosen by an experiment is declared. */
 export interface ExperimentModelOptions<E extends EntityType> {
   experiment: Experiment;
   /** One model per variant name. */

@@ -12,7 +12,7 @@ export { ExperimentLookupError };
  *
  * @example
  * ```ts
- * import { defineBusinessLogic, defineExperiment, getExperimentVariant } from 'rankd';
+ * import { defineExperiment, getExperimentVariant } from 'rankd';
  *
  * export const BoostTest = defineExperiment({
  *   id: 'boost',
@@ -21,15 +21,8 @@ export { ExperimentLookupError };
  *     { name: 'treatment', share: 0.5, params: { boost: 2 } },
  *   ],
  * });
- * // In pipeline code: the variant of the request being served.
- * export const Boost = defineBusinessLogic({
- *   name: 'ExperimentBoost',
- *   apply(candidates) {
- *     const { params } = getExperimentVariant(BoostTest);
- *     for (const candidate of candidates) if (candidate.entity.brand === 'acme') candidate.score += params.boost;
- *     return candidates;
- *   },
- * });
+ * // In pipeline code: `params` typed as the experiment's.
+ * const boostOf = () => getExperimentVariant(BoostTest).params.boost;
  * ```
  */
 export function getExperimentVariant<P extends VariantParams = VariantParams>(

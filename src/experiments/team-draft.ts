@@ -4,14 +4,6 @@ import { seededRandom } from '../training/random.js';
 /**
  * The two rankers of an interleaving experiment: `control` (the one serving today) and
  * `challenger` (the one being tried).
- *
- * @example
- * ```ts
- * import type { InterleavingTeam } from 'rankd';
- *
- * const teams: InterleavingTeam[] = ['control', 'challenger'];
- * console.log(teams);
- * ```
  */
 export type InterleavingTeam = 'control' | 'challenger';
 

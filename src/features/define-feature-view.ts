@@ -3,18 +3,7 @@ import { AppDefinitionError } from '../errors/index.js';
 import type { FeatureSpec } from './feature-kind.js';
 import { RowLayout } from './row-layout.js';
 
-/**
- * How a feature view is declared.
- *
- * @example
- * ```ts
- * import { Feature, type FeatureViewOptions } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const features = { margin: Feature.float({ default: 0 }) };
- * const options: FeatureViewOptions<typeof features> = { name: 'product_margin', entity: Product, features };
- * ```
- */
+/** How a feature view is declared. */
 export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
   /** The view's name: the prefix of its feature names (`view:feature`) and part of its Redis keys. */
   name: string;
@@ -27,17 +16,7 @@ export interface FeatureViewOptions<F extends Record<string, FeatureSpec>> {
   description?: string;
 }
 
-/**
- * A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis.
- *
- * @example
- * ```ts
- * import type { FeatureView } from 'rankd';
- * import { featureViews } from './feature-store/features.js';
- *
- * const views: FeatureView[] = featureViews;
- * ```
- */
+/** A declared feature view: a row of typed features per entity (or pair of entities), stored in Redis. */
 export interface FeatureView<F extends Record<string, FeatureSpec> = Record<string, FeatureSpec>> {
   readonly name: string;
   /** The entity types of a row's key: one, or two for a pair view. */

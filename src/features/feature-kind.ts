@@ -1,37 +1,10 @@
-/**
- * The types a feature can have.
- *
- * @example
- * ```ts
- * import { Feature, type FeatureKind } from 'rankd';
- *
- * const kind: FeatureKind = Feature.float().kind; // 'float'
- * ```
- */
+/** The types a feature can have. */
 export type FeatureKind = 'float' | 'integer' | 'boolean' | 'string' | 'vector';
 
-/**
- * A feature's value as rankd hands it to pipeline code. Vectors are Float32Arrays.
- *
- * @example
- * ```ts
- * import type { FeatureValue } from 'rankd';
- *
- * const asNumber = (value: FeatureValue | null) => (typeof value === 'number' ? value : 0);
- * ```
- */
+/** A feature's value as rankd hands it to pipeline code. Vectors are Float32Arrays. */
 export type FeatureValue = number | boolean | string | Float32Array;
 
-/**
- * A declared feature: its type and the value used when a row or the feature is missing.
- *
- * @example
- * ```ts
- * import { Feature, type FeatureSpec } from 'rankd';
- *
- * const ctr: FeatureSpec<'float'> = Feature.float({ default: 0 });
- * ```
- */
+/** A declared feature: its type and the value used when a row or the feature is missing. */
 export interface FeatureSpec<K extends FeatureKind = FeatureKind> {
   readonly kind: K;
   readonly default: FeatureValue | null;

@@ -8,21 +8,7 @@ type MaybePromise<T> = T | Promise<T>;
 
 export type { Scores } from './scores.js';
 
-/**
- * A model: scores a batch of entities. Reads features with `getFeature`.
- *
- * @example
- * ```ts
- * import type { Model } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * // Any object of this shape is a model; defineModel only checks it.
- * export const ByPrice: Model<typeof Product> = {
- *   name: 'ByPrice',
- *   score: (products) => products.map((p) => -(p.price ?? 0)),
- * };
- * ```
- */
+/** A model: scores a batch of entities. Reads features with `getFeature`. */
 export interface Model<E extends EntityType = EntityType> extends Component {
   /** Recorded in MODEL events, so training data says which model scored. */
   readonly version?: string;
@@ -35,24 +21,7 @@ export interface Model<E extends EntityType = EntityType> extends Component {
   explain?(entities: ReadonlyArray<EntityOf<E>>, request: RankdRequest): MaybePromise<readonly Explanation[]>;
 }
 
-/**
- * What {@link defineModel} takes: a model, and optionally its exact contributions.
- *
- * @example
- * ```ts
- * import { defineModel, featureColumns } from 'rankd';
- *
- * const title = (products: readonly object[]) =>
- *   Array.from(featureColumns(products, ['text_match:title'])[0] ?? [], (v) => v || 0);
- * export const TitleModel = defineModel({
- *   name: 'TitleModel',
- *   features: ['text_match:title'],
- *   score: (products) => title(products).map((v) => 2 * v),
- *   contributions: (products) =>
- *     title(products).map((v) => ({ bias: 0, contributions: { 'text_match:title': 2 * v } })),
- * });
- * ```
- */
+/** What {@link defineModel} takes: a model, and optionally its exact contributions. */
 export interface ModelOptions<E extends EntityType> extends Model<E> {
   /** Only types `score`'s entities. */
   entity?: E;

@@ -49,12 +49,9 @@ export function featureMatrix(
  * which read a feature by name. The columns are views of one buffer.
  *
  * @example
- * ```ts
  * import { featureColumns } from 'rankd';
- *
  * // In a model's `score`: one Float64Array per feature, missing NaN, booleans 1 and 0.
  * const columns = (products: readonly object[]) => featureColumns(products, ['facts:ctr', 'facts:price']);
- * ```
  */
 export function featureColumns<const N extends readonly string[]>(
   entities: readonly object[],

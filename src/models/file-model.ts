@@ -29,17 +29,7 @@ type MaybePromise<T> = T | Promise<T>;
 /** How long a model file must stay unchanged before it is reloaded: a copy in progress is not read. */
 const DEFAULT_RELOAD_DEBOUNCE_MS = 200;
 
-/**
- * Options every file-backed model takes.
- *
- * @example
- * ```ts
- * import { linearModel } from 'rankd';
- *
- * // A `file:` URL next to the app's code, or a path from the project root.
- * export const Ctr = linearModel({ name: 'ctr', file: new URL('../models/ctr.json', import.meta.url) });
- * ```
- */
+/** Options every file-backed model takes. */
 export interface FileModelOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events and in the admin reload route. */
   name: string;
@@ -88,16 +78,7 @@ interface FileModelKind<T> {
   release?(evaluator: T): MaybePromise<void>;
 }
 
-/**
- * What a reload did.
- *
- * @example
- * ```ts
- * import type { ReloadResult } from 'rankd';
- *
- * const report = (r: ReloadResult) => (r.status === 'failed' ? `${r.error}; ${r.version} serves` : r.status);
- * ```
- */
+/** What a reload did. */
 export interface ReloadResult {
   readonly name: string;
   readonly file: string;
@@ -111,18 +92,6 @@ export interface ReloadResult {
 
 /**
  * A model whose parameters come from a file, reloaded when the file changes. See docs/reference/models.md.
- *
- * @example
- * ```ts
- * import { type FileModel, gbdtModel } from 'rankd';
- *
- * export const Ranker: FileModel = gbdtModel({
- *   name: 'ranker',
- *   file: 'models/ranker.json',
- *   features: ['product_stats:ctr_7d'],
- * });
- * await Ranker.reload(); // after a deploy: load the file again now
- * ```
  */
 export interface FileModel<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'file-model';

@@ -8,17 +8,7 @@ import { parseGbdtModel, parseGbdtSource } from './gbdt/load-gbdt.js';
 import type { TreeEnsemble } from './gbdt/tree-ensemble.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/**
- * How {@link gbdtModel} is configured.
- *
- * @example
- * ```ts
- * import type { GbdtModelOptions } from 'rankd';
- *
- * // LightGBM text; XGBoost JSON works too.
- * const options: GbdtModelOptions = { name: 'ranker', file: 'models/ranker.txt', features: ['facts:ctr'] };
- * ```
- */
+/** How {@link gbdtModel} is configured. */
 export interface GbdtModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The model's input columns, in training order: column `i` is `features[i]` (`group:feature`).

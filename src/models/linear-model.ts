@@ -9,16 +9,7 @@ import { type FileModel, type FileModelOptions, fileModel } from './file-model.j
 import { modelPath } from './model-file.js';
 import { type Objective, objectiveOf } from './objective.js';
 
-/**
- * How {@link linearModel} is configured.
- *
- * @example
- * ```ts
- * import type { LinearModelOptions } from 'rankd';
- *
- * const options: LinearModelOptions = { name: 'ctr', file: 'models/ctr.json', objective: 'sigmoid' };
- * ```
- */
+/** How {@link linearModel} is configured. */
 export interface LinearModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /**
    * The features the weights may name. @defaultValue the weights' names, read from the file when the
@@ -96,12 +87,9 @@ function featuresFromFile(name: string, path: string): string[] {
  * when the file changes. Explanations are exact: weight × value per feature, the bias the intercept.
  *
  * @example
- * ```ts
  * import { linearModel } from 'rankd';
- *
  * // models/ctr.json: {"weights": {"product_stats:ctr_7d": 4.2, "text_match:title": 1.5}, "bias": -0.3}
  * export const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', objective: 'sigmoid' });
- * ```
  */
 export function linearModel<E extends EntityType = EntityType>(options: LinearModelOptions<E>): FileModel<E> {
   const features = options.features ?? featuresFromFile(options.name, modelPath(options.file));

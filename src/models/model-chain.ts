@@ -20,17 +20,7 @@ import { explainingSnapshotOf, type ModelSnapshot, type SnapshotSource, snapshot
 /** The one feature a chain records per model: its score; no score (null, NaN) reads as 0, as in the pipeline. */
 const SCORE_FEATURES = { score: Feature.float({ default: 0, description: 'The model’s score' }) };
 
-/**
- * How {@link chainModels} is configured.
- *
- * @example
- * ```ts
- * import { type ChainOptions, linearModel } from 'rankd';
- *
- * const Ctr = linearModel({ name: 'ctr', file: 'models/ctr.json', features: ['product_stats:ctr_7d'] });
- * const options: ChainOptions = { name: 'ranking', models: [Ctr] };
- * ```
- */
+/** How {@link chainModels} is configured. */
 export interface ChainOptions<E extends EntityType = EntityType> {
   /** Shown in MODEL events. */
   name: string;
@@ -40,17 +30,7 @@ export interface ChainOptions<E extends EntityType = EntityType> {
   entity?: E;
 }
 
-/**
- * A model made of models run in order; its score is the last one's.
- *
- * @example
- * ```ts
- * import { chainModels, type ModelChain } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- *
- * export const Model: ModelChain = chainModels({ name: 'ranking', models: [RankingModel] });
- * ```
- */
+/** A model made of models run in order; its score is the last one's. */
 export interface ModelChain<E extends EntityType = EntityType> extends Model<E>, SnapshotSource {
   readonly kind: 'model-chain';
   readonly models: ReadonlyArray<Model<E>>;

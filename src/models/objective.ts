@@ -1,14 +1,5 @@
 import { AppDefinitionError } from '../errors/index.js';
-/**
- * What a model does to its raw output: nothing, or a sigmoid (a probability, for logistic models).
- *
- * @example
- * ```ts
- * import type { Objective } from 'rankd';
- *
- * const objective: Objective = 'sigmoid'; // 1 / (1 + e^-sum); 'raw' is the sum itself
- * ```
- */
+/** What a model does to its raw output: nothing, or a sigmoid (a probability, for logistic models). */
 export type Objective = 'raw' | 'sigmoid';
 
 /** 1 / (1 + e^-x), written so that neither tail overflows. */

@@ -5,21 +5,7 @@ import { featureMatrix } from './feature-matrix.js';
 import { type FileModel, type FileModelOptions, fileModel } from './file-model.js';
 import { loadOnnxRuntime, type OnnxRuntime, type OnnxSession } from './onnx-runtime.js';
 
-/**
- * How {@link onnxModel} is configured.
- *
- * @example
- * ```ts
- * import type { OnnxModelOptions } from 'rankd';
- *
- * const options: OnnxModelOptions = {
- *   name: 'ranker',
- *   file: 'models/ranker.onnx',
- *   features: ['product_stats:ctr_7d'],
- *   inputName: 'features',
- * };
- * ```
- */
+/** How {@link onnxModel} is configured. */
 export interface OnnxModelOptions<E extends EntityType = EntityType> extends FileModelOptions<E> {
   /** The model's input columns, in order: column `i` is `features[i]` (`group:feature`). */
   features: readonly string[];
@@ -75,11 +61,8 @@ async function run(
  * when the file changes. Explanations give the inputs and scores, no contributions.
  *
  * @example
- * ```ts
  * import { onnxModel } from 'rankd';
- *
  * export const Ranker = onnxModel({ name: 'ranker', file: 'models/ranker.onnx', features: ['facts:ctr'] });
- * ```
  */
 export function onnxModel<E extends EntityType = EntityType>(options: OnnxModelOptions<E>): FileModel<E> {
   const features = [...options.features];

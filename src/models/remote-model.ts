@@ -14,23 +14,7 @@ import { featureMatrix } from './feature-matrix.js';
 import { postBatch } from './remote-batch.js';
 import { snapshotOf } from './snapshot.js';
 
-/**
- * How {@link remoteModel} is configured.
- *
- * @example
- * ```ts
- * import type { RemoteModelOptions } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- *
- * const options: RemoteModelOptions = {
- *   name: 'scorer',
- *   url: 'http://scorer:8080/score',
- *   features: ['product_stats:ctr_7d'],
- *   headers: { authorization: `Bearer ${process.env.SCORER_TOKEN}` },
- *   fallback: RankingModel, // a model, or a constant score
- * };
- * ```
- */
+/** How {@link remoteModel} is configured. */
 export interface RemoteModelOptions<E extends EntityType = EntityType> {
   name: string;
   /** The scoring endpoint: it receives `POST {"inputs": [[...], ...], "features": [...]}` (see docs/reference/models.md). */
@@ -60,17 +44,7 @@ export interface RemoteModelOptions<E extends EntityType = EntityType> {
   entity?: E;
 }
 
-/**
- * What a remote model has done since the server started.
- *
- * @example
- * ```ts
- * import type { RemoteModelStats } from 'rankd';
- *
- * const line = (s: Readonly<RemoteModelStats>) =>
- *   `${s.failures} of ${s.requests} failed; ${s.fallbackEntities} scored by the fallback`;
- * ```
- */
+/** What a remote model has done since the server started. */
 export interface RemoteModelStats {
   /** HTTP requests sent, retries included. */
   requests: number;
@@ -84,22 +58,7 @@ export interface RemoteModelStats {
   lastError: string | undefined;
 }
 
-/**
- * A model served over HTTP, with a local fallback.
- *
- * @example
- * ```ts
- * import { type RemoteModel, remoteModel } from 'rankd';
- *
- * export const Scorer: RemoteModel = remoteModel({
- *   name: 'scorer',
- *   url: 'http://scorer:8080/score',
- *   features: [],
- *   fallback: 0,
- * });
- * console.log(Scorer.stats.requests, Scorer.stats.lastError); // live counters, for a health page
- * ```
- */
+/** A model served over HTTP, with a local fallback. */
 export interface RemoteModel<E extends EntityType = EntityType> extends Model<E> {
   readonly kind: 'remote-model';
   readonly url: string;

@@ -3,18 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config/index.js';
 
-/**
- * Where log lines go instead of stdout: anything with `write(line)` (a pino destination).
- *
- * @example
- * ```ts
- * import type { LogStream } from 'rankd/server';
- *
- * // Log lines (JSON) kept in memory, e.g. for a test that reads them (buildServer's `logStream`).
- * const lines: string[] = [];
- * const logStream: LogStream = { write: (line) => void lines.push(line) };
- * ```
- */
+/** Where log lines go instead of stdout: anything with `write(line)` (a pino destination). */
 export interface LogStream {
   /** Receives one log line: a JSON object, newline-terminated. */
   write(line: string): void;

@@ -24,16 +24,7 @@ const REDIS_DURATION_BUCKETS = [
 /** Candidates per ranking request: up to the default maximum (1000) and beyond for raised limits. */
 const CANDIDATE_BUCKETS = [1, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000];
 
-/**
- * What an event sink reports (its `stats()`): totals since it started.
- *
- * @example
- * ```ts
- * import type { EventCounts } from 'rankd/server';
- *
- * const counts: EventCounts = { written: 120, dropped: 2, droppedBy: { buffer_full: 2 } };
- * ```
- */
+/** What an event sink reports (its `stats()`): totals since it started. */
 export interface EventCounts {
   /** Events written to the sink. */
   readonly written: number;
@@ -47,16 +38,7 @@ export interface EventCounts {
   readonly pending?: number;
 }
 
-/**
- * What admission control reports at each scrape (src/http/admission-control.ts).
- *
- * @example
- * ```ts
- * import type { AdmissionCounts } from 'rankd/server';
- *
- * const now: AdmissionCounts = { cheapCost: 250, expensiveCost: 11_530, waiting: 3, loopDelayMs: 12 };
- * ```
- */
+/** What admission control reports at each scrape (src/http/admission-control.ts). */
 export interface AdmissionCounts {
   /** Cost of the cheap requests in flight. */
   readonly cheapCost: number;

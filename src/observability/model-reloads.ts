@@ -17,12 +17,9 @@ const listeners = globals[LISTENERS_KEY] as Set<ModelReloadListener>;
  * throws is ignored: a reload never fails because of metrics.
  *
  * @example
- * ```ts
  * import { reportModelReload } from 'rankd/server';
- *
  * // In a model of your own that reloads its parameters.
  * reportModelReload('custom', 'reloaded');
- * ```
  */
 export function reportModelReload(model: string, result: string): void {
   for (const listener of listeners) {

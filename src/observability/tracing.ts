@@ -13,21 +13,6 @@ type Context = import('@opentelemetry/api').Context;
 /**
  * What rankd needs of an OpenTelemetry `SpanExporter` (e.g. `InMemorySpanExporter`), declared here
  * so rankd's types do not depend on the SDK, an optional install.
- *
- * @example
- * ```ts
- * import type { SpanExporterLike } from 'rankd/server';
- *
- * // Spans kept in memory, as a test would keep them (buildServer's `spanExporter`).
- * const spans: unknown[] = [];
- * const spanExporter: SpanExporterLike = {
- *   export: (batch, done) => {
- *     spans.push(...batch);
- *     done({ code: 0 });
- *   },
- *   shutdown: async () => {},
- * };
- * ```
  */
 export interface SpanExporterLike {
   /** Receives finished spans; calls `resultCallback` with code 0 once they are stored. */

@@ -1,43 +1,12 @@
 import { AppLoadError } from '../errors/index.js';
 import type { FeatureSpec } from '../features/feature-kind.js';
 
-/**
- * The request as pipeline code sees it: the validated body, hydrated.
- *
- * @example
- * ```ts
- * import { filter, type RankdRequest } from 'rankd';
- *
- * const wantsStock = (request: RankdRequest) => request.in_stock_only === true;
- * export const InStock = filter({
- *   keep: (product, _score, request) => !wantsStock(request) || product.number_in_stock !== 0,
- * });
- * ```
- */
+/** The request as pipeline code sees it: the validated body, hydrated. */
 export type RankdRequest = Record<string, unknown>;
 
 type MaybePromise<T> = T | Promise<T>;
 
-/**
- * Where a component writes what it has to say outside a request (a failed model reload, ...).
- *
- * @example
- * ```ts
- * import { type ComponentLogger, defineModel } from 'rankd';
- *
- * let log: ComponentLogger = console;
- * export const Careful = defineModel({
- *   name: 'Careful',
- *   initialize(context) {
- *     if (context) log = context.log;
- *   },
- *   score(entities) {
- *     if (entities.length === 0) log.warn('Careful: nothing to score');
- *     return entities.map(() => 0);
- *   },
- * });
- * ```
- */
+/** Where a component writes what it has to say outside a request (a failed model reload, ...). */
 export interface ComponentLogger {
   /** Something worth knowing (a model file loaded). */
   info(message: string): void;
@@ -45,22 +14,7 @@ export interface ComponentLogger {
   warn(message: string): void;
 }
 
-/**
- * What `initialize()` is given: the server's logger, so a component's warnings land in its log.
- *
- * @example
- * ```ts
- * import { type ComponentContext, defineModel } from 'rankd';
- *
- * export const Warm = defineModel({
- *   name: 'Warm',
- *   initialize(context?: ComponentContext) {
- *     context?.log.info('Warm: ready'); // in the server's log
- *   },
- *   score: (entities) => entities.map(() => 1),
- * });
- * ```
- */
+/** What `initialize()` is given: the server's logger, so a component's warnings land in its log. */
 export interface ComponentContext {
   readonly log: ComponentLogger;
 }
@@ -69,15 +23,6 @@ export interface ComponentContext {
  * Features a component computes while it runs and records in the request's feature table, e.g.
  * a model chain's `<model name>:score`. Declaring them lets components that run later (the next
  * model of the chain, business logic) list them in their `features`, checked at start like others.
- *
- * @example
- * ```ts
- * import { Feature, type ProvidedFeatures } from 'rankd';
- *
- * // What a model chain provides for a member named `ctr`: the feature `ctr:score`.
- * const provided: ProvidedFeatures = { name: 'ctr', features: { score: Feature.float({ default: 0 }) } };
- * console.log(provided);
- * ```
  */
 export interface ProvidedFeatures {
   /** The group: the prefix of the names (`name:feature`). */
@@ -89,17 +34,6 @@ export interface ProvidedFeatures {
  * What every pipeline component has: a name, the features it reads (`view:feature` or
  * `realtime_group:feature`, fetched or computed before the pipeline runs) and an optional
  * `initialize()` run once at start-up (load a model, a file). A failing `initialize` stops the start.
- *
- * @example
- * ```ts
- * import type { Component } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- * import { FeaturedBrand } from './pipelines/product-ranking/business-logic.js';
- *
- * // Models and business-logic steps are components: a name, the features they read.
- * const components: Component[] = [RankingModel, FeaturedBrand];
- * for (const component of components) console.log(component.name, component.features ?? []);
- * ```
  */
 export interface Component {
   readonly name: string;

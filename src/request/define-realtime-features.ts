@@ -11,17 +11,7 @@ import type { RankdRequest } from './component.js';
  */
 const REALTIME_GROUP_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
-/**
- * What a real-time feature computation returns: values by feature name; absent or null means missing.
- *
- * @example
- * ```ts
- * import { Feature, type FeatureValues } from 'rankd';
- *
- * const features = { in_stock: Feature.boolean(), rank: Feature.integer() };
- * const values: FeatureValues<typeof features> = { in_stock: true, rank: null };
- * ```
- */
+/** What a real-time feature computation returns: values by feature name; absent or null means missing. */
 export type FeatureValues<F extends Record<string, FeatureSpec>> = { [K in keyof F]?: FeatureValue | null };
 
 type MaybePromise<T> = T | Promise<T>;
@@ -59,17 +49,7 @@ interface PairFeaturesOptions<
   compute(entity: EntityOf<E>, other: EntityOf<W>, request: RankdRequest): MaybePromise<FeatureValues<F>>;
 }
 
-/**
- * A declared group of real-time features, computed in memory for each request.
- *
- * @example
- * ```ts
- * import type { RealtimeFeatures } from 'rankd';
- * import { ProductFacts, UserAffinity } from './pipelines/product-ranking/realtime-features.js';
- *
- * const computed: RealtimeFeatures[] = [ProductFacts, UserAffinity]; // a pipeline's `realtimeFeatures`
- * ```
- */
+/** A declared group of real-time features, computed in memory for each request. */
 export interface RealtimeFeatures {
   readonly name: string;
   readonly features: Readonly<Record<string, FeatureSpec>>;

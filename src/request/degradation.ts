@@ -1,17 +1,7 @@
 import { redisAddressForResponse, redisReasonForResponse } from '../errors/index.js';
 import type { NodeOutage, OutageCause } from '../redis/outages.js';
 
-/**
- * A Redis Cluster master that could not serve part of a request, as a response body shows it.
- *
- * @example
- * ```ts
- * import type { DegradedNode } from 'rankd';
- *
- * const node: DegradedNode = { node: '<address>', slots: '0-5460', cause: 'offline', reason: 'The client is offline' };
- * console.log(`${node.slots}: ${node.cause}`);
- * ```
- */
+/** A Redis Cluster master that could not serve part of a request, as a response body shows it. */
 export interface DegradedNode {
   readonly node: string;
   readonly slots: string;
@@ -19,22 +9,7 @@ export interface DegradedNode {
   readonly reason: string;
 }
 
-/**
- * The `degraded` object of a ranking response (with `include_events`).
- *
- * @example
- * ```ts
- * import type { DegradedBody } from 'rankd/server';
- *
- * const answer = await fetch('http://localhost:5001/api/v1/ranking', {
- *   method: 'POST',
- *   headers: { 'content-type': 'application/json' },
- *   body: JSON.stringify({ request_id: 'r1', candidates: [{ product_id: 'p1' }], include_events: true }),
- * });
- * const { degraded } = (await answer.json()) as { degraded?: DegradedBody };
- * if (degraded) console.warn(`${degraded.entities} entities and ${degraded.features} rows not read`);
- * ```
- */
+/** The `degraded` object of a ranking response (with `include_events`). */
 export interface DegradedBody {
   /** Entities (candidates, the query, referenced entities, ...) whose stored values could not be read. */
   readonly entities: number;
@@ -51,19 +26,9 @@ export interface DegradedBody {
  * read everything has none), and read by the route for the `x-rankd-degraded` header and metrics.
  *
  * @example
- * ```ts
- * import { currentContext, defineBusinessLogic } from 'rankd';
- *
- * // Skips a step that would mislead on defaults when a Redis Cluster master could not answer.
- * export const Personalize = defineBusinessLogic({
- *   name: 'Personalize',
- *   apply(candidates) {
- *     const degradation = currentContext().degradation;
- *     if (degradation !== undefined && degradation.featureRows > 0) return candidates;
- *     return candidates.map((c) => ({ ...c, score: c.score * 1.1 }));
- *   },
- * });
- * ```
+ * import { currentContext } from 'rankd';
+ * // A step that would mislead on defaults can skip itself when feature rows went unread.
+ * const readEverything = () => (currentContext().degradation?.featureRows ?? 0) === 0;
  */
 export class Degradation {
   /** Entities whose stored values could not be read. */

@@ -12,18 +12,9 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
  * after logging it. Built-in types (MODEL, IMPRESSION, ...) are rankd's own and refused.
  *
  * @example
- * ```ts
- * import { defineBusinessLogic, logEvent } from 'rankd';
- *
- * // An event of the app's own, recorded with the request's (type: a letter, then letters, digits, _).
- * export const Audit = defineBusinessLogic({
- *   name: 'Audit',
- *   apply(candidates) {
- *     logEvent('LOW_STOCK_SHOWN', { ids: candidates.slice(0, 3).map((c) => c.id) });
- *     return candidates;
- *   },
- * });
- * ```
+ * import { logEvent } from 'rankd';
+ * // In pipeline code; the type: a letter, then letters, digits, _.
+ * const shown = (ids: string[]) => logEvent('LOW_STOCK_SHOWN', { ids });
  */
 export function logEvent(eventType: string, data: Record<string, unknown>): void {
   if (!EVENT_TYPE.test(eventType))

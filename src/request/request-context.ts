@@ -9,26 +9,7 @@ import { FeatureLookupError, FeatureTable } from './feature-table.js';
 import type { ReadCacheUse } from './read-cache-use.js';
 import type { PipelineStage, StageObserver } from './stage-timing.js';
 
-/**
- * A variant of an experiment as the request was assigned it (see docs/reference/experiments.md).
- *
- * @example
- * ```ts
- * import { type AssignedVariant, defineExperiment, defineModel, getExperimentVariant } from 'rankd';
- *
- * const Weight = defineExperiment({
- *   id: 'weight',
- *   variants: [{ name: 'control', share: 1, params: { weight: 1 } }],
- * });
- * export const Weighted = defineModel({
- *   name: 'Weighted',
- *   score(entities) {
- *     const variant: AssignedVariant<{ weight: number }> = getExperimentVariant(Weight);
- *     return entities.map(() => variant.params.weight);
- *   },
- * });
- * ```
- */
+/** A variant of an experiment as the request was assigned it (see docs/reference/experiments.md). */
 export interface AssignedVariant<P = Record<string, unknown>> {
   readonly name: string;
   readonly params: P;
@@ -44,19 +25,6 @@ export interface RequestContextOptions {
 
 /**
  * Something that names an entity of the request: the entity object itself, an identifier, or `"type::id"`.
- *
- * @example
- * ```ts
- * import { defineModel, type EntityRef, getFeature } from 'rankd';
- *
- * // An entity object of the request, an identifier, or 'type::id'.
- * const user: EntityRef = 'user::u1';
- * export const ForU1 = defineModel({
- *   name: 'ForU1',
- *   features: ['user_profile:price_sensitivity'],
- *   score: (entities) => entities.map(() => Number(getFeature(user, 'user_profile:price_sensitivity'))),
- * });
- * ```
  */
 export type EntityRef = object | Identifier | string;
 
@@ -66,18 +34,8 @@ export type EntityRef = object | Identifier | string;
  * nothing of it outlives the request or is visible to another.
  *
  * @example
- * ```ts
- * import { currentContext, defineModel, type RequestContext } from 'rankd';
- *
- * export const Traced = defineModel({
- *   name: 'Traced',
- *   score(entities) {
- *     const context: RequestContext = currentContext();
- *     context.events.add('SCORED', { count: entities.length, pipeline: context.pipeline });
- *     return entities.map(() => 1);
- *   },
- * });
- * ```
+ * import { currentContext } from 'rankd';
+ * const traceScored = (count: number) => currentContext().events.add('SCORED', { count });
  */
 export class RequestContext {
   readonly request: RankdRequest;
@@ -97,15 +55,9 @@ export class RequestContext {
   readonly variants = new Map<string, AssignedVariant>();
   /** Told when each stage of the request ends (metrics, spans); set by the server, if it observes. */
   stageObserver: StageObserver | undefined;
-  /**
-   * The time each stage took (ms), by stage, when the request asked for an explanation; undefined
-   * otherwise, so that other requests carry nothing for it.
-   */
+  /** The time each stage took (ms), when the request asked for an explanation; else undefined. */
   stageTimes: Record<string, number> | undefined;
-  /**
-   * What the request read from the read cache, when it asked for an explanation and the cache is
-   * on; undefined otherwise.
-   */
+  /** What the request read from the read cache, when it asked for an explanation and the cache is on. */
   readCacheUse: ReadCacheUse | undefined;
   /**
    * What the request could not read because some Redis Cluster masters could not answer, when its
@@ -119,10 +71,7 @@ export class RequestContext {
    * context, before the request's events go to the sink; undefined in nearly every request.
    */
   afterResponse: (() => Promise<void>) | undefined;
-  /**
-   * The request's candidates (the objects it sent) that the index does not hold: ranked with the
-   * fields sent and the declared defaults. Undefined when every candidate was found.
-   */
+  /** Candidates sent that the index does not hold, ranked with the fields sent and the defaults. */
   notInIndex: object[] | undefined;
   readonly #identities = new WeakMap<object, Identifier>();
   /**
@@ -236,17 +185,9 @@ export function runInContext<T>(context: RequestContext, fn: () => Promise<T>): 
  * The context of the request being served; throws outside a request.
  *
  * @example
- * ```ts
- * import { currentContext, defineModel } from 'rankd';
- *
- * export const ByPipeline = defineModel({
- *   name: 'ByPipeline',
- *   score(entities) {
- *     const context = currentContext(); // the request being served
- *     return entities.map(() => (context.pipeline === 'MyRankingPipeline' ? 1 : 0));
- *   },
- * });
- * ```
+ * import { currentContext } from 'rankd';
+ * // In pipeline code: the request being served.
+ * const isSearch = () => currentContext().pipeline === 'MyRankingPipeline';
  */
 export function currentContext(): RequestContext {
   const context = storage.getStore();
@@ -259,26 +200,19 @@ export function currentContext(): RequestContext {
 }
 
 /**
- * Reads a feature of the current request: `getFeature(product, "product_stats:ctr_7d")`. The
- * entity may be the entity object, an identifier `{ type, id }` or `"type::id"`; a pair feature
- * takes `[product, user]`, or one entity when the request has a single partner for it.
- * Returns the stored or computed value, else the feature's declared default, else null.
+ * Reads a feature of the current request. The entity may be the entity object, an identifier
+ * `{ type, id }` or `"type::id"`; a pair feature takes `[product, user]`, or one entity when the
+ * request has a single partner for it. Returns the stored or computed value, else the feature's
+ * declared default, else null.
  *
  * @example
  * ```ts
  * import { defineModel, getFeature } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
  *
- * // The stored or computed value, else the declared default, else null.
  * export const Ctr = defineModel({
  *   name: 'Ctr',
- *   entity: Product,
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   score: (products) =>
- *     products.map(
- *       (product) =>
- *         Number(getFeature(product, 'product_stats:ctr_7d')) + Number(getFeature(product, 'text_match:title')),
- *     ),
+ *   features: ['product_stats:ctr_7d'],
+ *   score: (products) => products.map((p) => Number(getFeature(p, 'product_stats:ctr_7d'))),
  * });
  * ```
  */
@@ -294,16 +228,8 @@ export function getFeature(
  * pipeline component. The same function, for code written from the spec or ported from Python.
  *
  * @example
- * ```ts
- * import { defineModel, get_feature } from 'rankd';
- *
- * // As the spec writes it: one feature of one entity.
- * export const ByRating = defineModel({
- *   name: 'ByRating',
- *   features: ['product_stats:rating'],
- *   score: (products) => products.map((p) => Number(get_feature(p, 'product_stats:rating')) || 0),
- * });
- * ```
+ * import { get_feature } from 'rankd';
+ * const rating = (product: object) => Number(get_feature(product, 'product_stats:rating')) || 0;
  */
 export const get_feature: typeof getFeature = getFeature;
 
@@ -311,19 +237,8 @@ export const get_feature: typeof getFeature = getFeature;
  * Batch form of {@link getFeature}: `result[i][j]` is feature `names[j]` of `refs[i]`.
  *
  * @example
- * ```ts
- * import { defineModel, getFeatures } from 'rankd';
- *
- * // rows[i][j]: entity i's value of feature j, each group's row found once per entity.
- * export const Sum = defineModel({
- *   name: 'Sum',
- *   features: ['product_stats:ctr_7d', 'text_match:title'],
- *   score(products) {
- *     const rows = getFeatures(products, ['product_stats:ctr_7d', 'text_match:title']);
- *     return rows.map((row) => row.reduce<number>((sum, value) => sum + (Number(value) || 0), 0));
- *   },
- * });
- * ```
+ * import { getFeatures } from 'rankd';
+ * const rows = (products: object[]) => getFeatures(products, ['product_stats:ctr_7d', 'text_match:title']);
  */
 export function getFeatures(
   refs: ReadonlyArray<EntityRef | readonly [EntityRef, EntityRef]>,
@@ -342,18 +257,8 @@ export function getFeatures(
  * The identifier of an entity object of the current request.
  *
  * @example
- * ```ts
- * import { defineBusinessLogic, identifierOf } from 'rankd';
- *
- * export const Ids = defineBusinessLogic({
- *   name: 'Ids',
- *   apply(candidates) {
- *     const first = candidates[0];
- *     if (first) console.log(identifierOf(first.entity)); // { type: 'product', id: 'p1' }
- *     return candidates;
- *   },
- * });
- * ```
+ * import { identifierOf } from 'rankd';
+ * const idOf = (product: object) => identifierOf(product).id; // { type: 'product', id: 'p1' } → 'p1'
  */
 export function identifierOf(entity: object): Identifier {
   return currentContext().identify(entity);

@@ -2,13 +2,9 @@ import { currentContext, type EntityRef } from './request-context.js';
 
 /**
  * Dot product of two vectors of the same length; null if either is missing or lengths differ.
- *
  * @example
- * ```ts
  * import { dot } from 'rankd';
- *
- * console.log(dot([1, 2], [3, 4])); // 11; null when a vector is missing or lengths differ
- * ```
+ * dot([1, 2], [3, 4]); // 11
  */
 export function dot(
   a: ArrayLike<number> | null | undefined,
@@ -22,13 +18,9 @@ export function dot(
 
 /**
  * Cosine similarity in [-1, 1]; null if either vector is missing, empty, all zeros, or lengths differ.
- *
  * @example
- * ```ts
  * import { cosine } from 'rankd';
- *
- * console.log(cosine([1, 0], [0.6, 0.8])); // 0.6; null when a vector is missing or lengths differ
- * ```
+ * cosine([1, 0], [0.6, 0.8]); // 0.6
  */
 export function cosine(
   a: ArrayLike<number> | null | undefined,
@@ -45,25 +37,16 @@ function asVector(value: unknown): ArrayLike<number> | null {
 }
 
 /**
- * Similarity of two entities' vector features in the current request, e.g. a user's embedding
- * and a product's: `embeddingSimilarity(user, 'user_profile:embedding', product, 'product_stats:embedding')`.
- * Both features must be declared by the component that calls this. Null when either is missing.
+ * Similarity of two entities' vector features in the current request (cosine unless `measure` says
+ * `dot`). Both features must be declared by the component that calls this. Null when either is missing.
  *
  * @example
  * ```ts
- * import { defineRealtimeFeatures, embeddingSimilarity, Feature, UserEntity } from 'rankd';
- * import { Product } from './pipelines/product-ranking/schemas.js';
+ * import { embeddingSimilarity } from 'rankd';
  *
- * export const Taste = defineRealtimeFeatures({
- *   name: 'taste',
- *   entity: Product,
- *   with: UserEntity,
- *   features: { similarity: Feature.float({ default: 0 }) },
- *   requires: ['product_stats:embedding', 'user_profile:embedding'],
- *   compute: (product, user) => ({
- *     similarity: embeddingSimilarity(product, 'product_stats:embedding', user, 'user_profile:embedding'),
- *   }),
- * });
+ * // In a component that declares both features.
+ * const taste = (product: object, user: object) =>
+ *   embeddingSimilarity(product, 'product_stats:embedding', user, 'user_profile:embedding');
  * ```
  */
 export function embeddingSimilarity(

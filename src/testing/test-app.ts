@@ -6,21 +6,7 @@ import { loadConfig } from '../config/index.js';
 import { buildServer } from '../http/build-server.js';
 import { startThrowawayRedis } from './throwaway-redis.js';
 
-/**
- * What {@link testApp} loads and how it configures the server.
- *
- * @example
- * ```ts
- * import type { TestAppOptions } from 'rankd/testing';
- *
- * const options: TestAppOptions = {
- *   sampleData: new URL('.', import.meta.url), // data/ and feature-store/data/ of this project
- *   entities: { product: [{ product_id: 'x1', title: 'Beeswax Candle' }] },
- *   features: { product_stats: [{ entity_id: 'x1', popularity: 0.9 }] },
- *   settings: { EVENTS_SINK: 'off' },
- * };
- * ```
- */
+/** What {@link testApp} loads and how it configures the server. */
 export interface TestAppOptions extends RowsToLoad {
   /**
    * A project directory (or `file:` URL) whose sample data is loaded first, as `rankd load-sample`
@@ -35,22 +21,7 @@ export interface TestAppOptions extends RowsToLoad {
   readonly settings?: Readonly<Record<string, string>>;
 }
 
-/**
- * An app served in process on its own throwaway Redis; made by {@link testApp}.
- *
- * @example
- * ```ts
- * import { after, before } from 'node:test';
- * import { type TestApp, testApp } from 'rankd/testing';
- * import app from './pipelines/main.js';
- *
- * let shop: TestApp;
- * before(async () => {
- *   shop = await testApp(app, { sampleData: new URL('.', import.meta.url) });
- * });
- * after(() => shop.close());
- * ```
- */
+/** An app served in process on its own throwaway Redis; made by {@link testApp}. */
 export interface TestApp {
   /** The server: `server.inject(...)` sends any request; `server.rankd` holds its stores. */
   readonly server: FastifyInstance;

@@ -5,16 +5,7 @@
  */
 import { countTerm, fold, tokenize } from './words.js';
 
-/**
- * How one scored field is read and scored.
- *
- * @example
- * ```ts
- * import type { TextField } from 'rankd';
- *
- * const category: TextField = { from: ['category', 'categories'], k1: 0 };
- * ```
- */
+/** How one scored field is read and scored. */
 export interface TextField {
   /**
    * The entity fields whose text it scores (a string, an array of strings; anything else is no text).
@@ -33,28 +24,10 @@ export interface TextField {
   readonly b?: number;
 }
 
-/**
- * What {@link textMatcher} scores: field names, or names with options.
- *
- * @example
- * ```ts
- * import type { TextFields } from 'rankd';
- *
- * const fields: TextFields<'title' | 'description'> = { title: { k1: 0 }, description: {} };
- * ```
- */
+/** What {@link textMatcher} scores: field names, or names with options. */
 export type TextFields<F extends string> = readonly F[] | { readonly [K in F]: TextField };
 
-/**
- * The options of {@link textMatcher}.
- *
- * @example
- * ```ts
- * import { textMatcher } from 'rankd';
- *
- * export const Titles = textMatcher({ fields: ['title'], maxQueryTerms: 8 });
- * ```
- */
+/** The options of {@link textMatcher}. */
 export interface TextMatcherOptions<F extends string> {
   /** The scored fields: each gets its own score. */
   readonly fields: TextFields<F>;
@@ -62,31 +35,10 @@ export interface TextMatcherOptions<F extends string> {
   readonly maxQueryTerms?: number;
 }
 
-/**
- * A score per field, each in [0, 1]: 0 when no query word occurs in it.
- *
- * @example
- * ```ts
- * import { textMatcher, type TextScores } from 'rankd';
- *
- * const titles = textMatcher({ fields: ['title'] });
- * const scores: TextScores<'title'> = titles.match('candle', { title: 'Beeswax Candle' });
- * ```
- */
+/** A score per field, each in [0, 1]: 0 when no query word occurs in it. */
 export type TextScores<F extends string> = Record<F, number>;
 
-/**
- * One query matched against a set of entities: term weights and term counts computed once.
- *
- * @example
- * ```ts
- * import { textMatcher } from 'rankd';
- *
- * const products = [{ title: 'Beeswax Candle' }, { title: 'Linen Throw' }];
- * const match = textMatcher({ fields: ['title'] }).prepare('candles', products);
- * const titles = products.map((product) => match.scores(product).title);
- * ```
- */
+/** One query matched against a set of entities: term weights and term counts computed once. */
 export interface QueryMatch<F extends string> {
   /** The query's distinct words, stemmed (see `tokenize`), in order. */
   readonly terms: readonly string[];
@@ -96,16 +48,7 @@ export interface QueryMatch<F extends string> {
   scores(entity: object): TextScores<F>;
 }
 
-/**
- * Scores entities' text fields against queries; made by {@link textMatcher}.
- *
- * @example
- * ```ts
- * import { textMatcher } from 'rankd';
- *
- * textMatcher({ fields: ['title', 'brand'] }).match('creme candle', { title: 'Crème Candles', brand: 'X' });
- * ```
- */
+/** Scores entities' text fields against queries; made by {@link textMatcher}. */
 export interface TextMatcher<F extends string> {
   /** The scored fields' names, in order. */
   readonly fields: readonly F[];

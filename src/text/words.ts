@@ -57,11 +57,8 @@ export function stem(word: string): string {
  * A word is a run of letters and digits after folding; everything else separates words.
  *
  * @example
- * ```ts
  * import { tokenize } from 'rankd';
- *
  * console.log(tokenize('Crème Candles, hand-poured')); // folded and stemmed words
- * ```
  */
 export function tokenize(text: string): string[] {
   const folded = fold(text);

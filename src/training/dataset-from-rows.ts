@@ -2,17 +2,7 @@ import { TrainingInputError } from '../errors/index.js';
 import type { RankingDataset } from './dataset.js';
 import { checkDataset } from './dataset.js';
 
-/**
- * One row as an export or a test writes it.
- *
- * @example
- * ```ts
- * import type { RankingRow } from 'rankd/training';
- *
- * // A purchased product (label 3) shown for request r-17.
- * const row: RankingRow = { group: 'r-17', label: 3, values: { price: 12.5, rating: 4.6 } };
- * ```
- */
+/** One row as an export or a test writes it. */
 export interface RankingRow {
   /** The query group (request id): rows with the same group are ranked against each other. */
   readonly group: string | number;

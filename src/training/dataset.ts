@@ -4,20 +4,6 @@ import { TrainingInputError } from '../errors/index.js';
  * A learning-to-rank data set: rows of feature values, a graded label per row, and the rows cut into
  * query groups (one per request). A group's rows are consecutive; groups are in time order, so the
  * last are the newest (what {@link splitByGroups} holds out).
- *
- * @example
- * ```ts
- * import type { RankingDataset } from 'rankd/training';
- *
- * // Two query groups (2 and 3 rows) of two features; NaN is a missing value.
- * const dataset: RankingDataset = {
- *   features: ['price', 'rating'],
- *   rows: 5,
- *   values: Float64Array.from([9, 4.5, 12, 3.9, 5, Number.NaN, 7, 4.1, 30, 4.8]),
- *   labels: Float64Array.from([1, 0, 0, 2, 1]),
- *   groups: Uint32Array.from([2, 3]),
- * };
- * ```
  */
 export interface RankingDataset {
   /** Column names, in the order of `values`' columns (`group:feature`, as models list them). */

@@ -4,11 +4,9 @@
  * {@link trainLambdaMart}.
  *
  * @example
- * ```ts
  * const { train, validation } = splitByGroups(datasetFromRows(features, rows), 0.2);
  * const model = trainLambdaMart(train, { trees: 300, maxDepth: 6 }, validation);
  * console.log(ndcgAt(model.predict(validation.values, validation.rows), validation.labels, validation.groups, 10));
- * ```
  */
 export { TrainingInputError } from '../errors/index.js';
 export type { RankingDataset } from './dataset.js';

@@ -10,16 +10,7 @@ import type { TrainedTree } from './trained-tree.js';
 import { treeLeafValue } from './trained-tree.js';
 import { TreeGrower } from './tree-grower.js';
 
-/**
- * Where training is, after each tree (its NDCG@ndcgAt on each set).
- *
- * @example
- * ```ts
- * import type { TrainProgress } from 'rankd/training';
- *
- * const report = (p: TrainProgress) => console.log(`tree ${p.tree}/${p.trees}`, p.validNdcg);
- * ```
- */
+/** Where training is, after each tree (its NDCG@ndcgAt on each set). */
 export interface TrainProgress {
   /** Trees grown so far. */
   tree: number;

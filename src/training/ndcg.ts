@@ -64,12 +64,9 @@ export function ndcgByGroup(
  * DCG's too: the position-corrected NDCG.
  *
  * @example
- * ```ts
  * import { ndcgAt } from 'rankd/training';
- *
  * // Two groups of three rows, the first ordered perfectly, the second backwards.
  * ndcgAt([3, 2, 1, 1, 2, 3], [2, 1, 0, 2, 1, 0], [3, 3], 10);
- * ```
  */
 export function ndcgAt(
   scores: ArrayLike<number>,

@@ -24,12 +24,9 @@ export function sliceGroups(dataset: RankingDataset, fromGroup: number, toGroup:
  * would be empty.
  *
  * @example
- * ```ts
  * import { type RankingDataset, splitByGroups } from 'rankd/training';
- *
  * declare const dataset: RankingDataset; // 20 groups
  * const { train, validation } = splitByGroups(dataset, 0.2); // the last 4 for validation
- * ```
  */
 export function splitByGroups(
   dataset: RankingDataset,

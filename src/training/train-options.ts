@@ -1,16 +1,6 @@
 import { TrainingInputError } from '../errors/index.js';
 
-/**
- * How {@link trainLambdaMart} grows its trees. Every field is optional.
- *
- * @example
- * ```ts
- * import type { TrainOptions } from 'rankd/training';
- *
- * // Smaller steps, more trees, stop when validation NDCG@10 has not improved for 30 trees.
- * const options: TrainOptions = { trees: 1000, learningRate: 0.05, earlyStoppingRounds: 30, ndcgAt: 10 };
- * ```
- */
+/** How {@link trainLambdaMart} grows its trees. Every field is optional. */
 export interface TrainOptions {
   /** The most trees to grow (fewer when early stopping ends training). @defaultValue 300 */
   trees?: number;

@@ -3,18 +3,7 @@ import type { ResolvedTrainOptions } from './train-options.js';
 import { type TrainedTree, treeLeafValue } from './trained-tree.js';
 import { xgboostDocument, xgboostJsonText } from './xgboost-writer.js';
 
-/**
- * What training measured after one tree.
- *
- * @example
- * ```ts
- * import { type RankingDataset, trainLambdaMart } from 'rankd/training';
- *
- * declare const train: RankingDataset, validation: RankingDataset;
- * // Validation NDCG after each tree: where it stopped improving.
- * const curve = trainLambdaMart(train, { trees: 20 }, validation).history.map((h) => h.validNdcg);
- * ```
- */
+/** What training measured after one tree. */
 export interface TreeHistory {
   /** Trees in the model at this point (1 for the first tree). */
   readonly tree: number;
@@ -34,17 +23,7 @@ export interface TreeHistory {
   readonly lossAfter: number;
 }
 
-/**
- * How much a feature's splits reduced the training objective.
- *
- * @example
- * ```ts
- * import { type RankingDataset, trainLambdaMart } from 'rankd/training';
- *
- * declare const dataset: RankingDataset;
- * const mostUseful = trainLambdaMart(dataset, { trees: 20 }).featureImportance()[0]?.feature;
- * ```
- */
+/** How much a feature's splits reduced the training objective. */
 export interface FeatureImportance {
   readonly feature: string;
   /** Total loss reduction of the feature's splits (XGBoost's `total_gain`). */

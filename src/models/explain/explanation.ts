@@ -4,14 +4,6 @@ import type { RowContributions } from './tree-shap.js';
 /**
  * Why one candidate got its score: the model's inputs and, where the model can say it, how much
  * each input moved the score. See docs/reference/models.md, "Explanations".
- *
- * @example
- * ```ts
- * import type { Explanation } from 'rankd';
- *
- * // bias + Σ contributions = margin, for the models that can tell.
- * const parts = (e: Explanation) => (e.available ? [e.bias, e.contributions] : e.reason);
- * ```
  */
 export interface Explanation {
   /** The score `score` gives this candidate (after the output transform, e.g. a sigmoid); null for no score. */
@@ -34,16 +26,7 @@ export interface Explanation {
   readonly fallback?: { readonly model: string; readonly reason: string };
 }
 
-/**
- * One model of a chain explained: an {@link Explanation} with the model's name.
- *
- * @example
- * ```ts
- * import type { Explanation, StageExplanation } from 'rankd';
- *
- * const stages = (e: Explanation): readonly StageExplanation[] => e.stages ?? [];
- * ```
- */
+/** One model of a chain explained: an {@link Explanation} with the model's name. */
 export interface StageExplanation extends Explanation {
   readonly model: string;
 }
@@ -115,17 +98,7 @@ export function unexplainedRows(
   }));
 }
 
-/**
- * One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`).
- *
- * @example
- * ```ts
- * import type { ModelContributions } from 'rankd';
- *
- * // A score of 2.5: 0.5 no input moved, 2 from the title's match.
- * const row: ModelContributions = { bias: 0.5, contributions: { 'text_match:title': 2 } };
- * ```
- */
+/** One entity's contributions as a hand-written model reports them (see `defineModel`'s `contributions`). */
 export interface ModelContributions {
   /** The part of the score no input moved. */
   readonly bias: number;
