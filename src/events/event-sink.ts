@@ -5,16 +5,6 @@ import type { EventPolicy, RankdEvent, RequestEvents } from './recorder.js';
 
 /**
  * What a sink did since it started; `written + dropped + pending` is every event it was given.
- *
- * @example
- * ```ts
- * import { buildServer, type EventSinkStats } from 'rankd/server';
- * import app from './pipelines/main.js';
- *
- * const server = await buildServer({ app });
- * const { written, dropped, pending }: EventSinkStats = server.rankd.events.stats();
- * console.log(`${written} events written, ${dropped} dropped, ${pending} waiting`);
- * ```
  */
 export interface EventSinkStats {
   /** Events written to the sink. */

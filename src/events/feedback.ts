@@ -58,15 +58,6 @@ export function feedbackBodySchema(entityTypes: readonly string[], maxBatch: num
 
 /**
  * One reaction as posted.
- *
- * @example
- * ```ts
- * import type { FeedbackInput } from 'rankd/server';
- *
- * // One item of POST /api/v1/events/feedback.
- * const click: FeedbackInput = { request_id: 'r1', entity_id: 'p1', feedback_type: 'click' };
- * console.log(click);
- * ```
  */
 export type FeedbackInput = Static<ReturnType<typeof feedbackBodySchema>>['events'][number];
 

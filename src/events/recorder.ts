@@ -3,21 +3,6 @@ import { type EventJson, FAST_EVENT_JSON } from '../fast-paths/event-json.js';
 /**
  * One logged event, in the envelope every event shares (docs/reference/events.md). `event_data` depends on
  * `event_type`; app-defined types carry whatever the app logged.
- *
- * @example
- * ```ts
- * import type { RankdEvent } from 'rankd/server';
- * import app from './pipelines/main.js';
- * import { testApp } from 'rankd/testing';
- *
- * const shop = await testApp(app, { sampleData: new URL('.', import.meta.url) });
- * const answer = await shop.post('/api/v1/ranking', {
- *   request_id: 'r1', candidates: [{ product_id: 'p1' }], include_events: true,
- * });
- * const events: RankdEvent[] = answer.json().events;
- * console.log(events.map((event) => event.event_type));
- * await shop.close();
- * ```
  */
 export interface RankdEvent {
   request_id: string;

@@ -42,16 +42,6 @@ import { reportUnknownFields } from './unknown-fields.js';
 
 /**
  * What a server is built from; everything has a default so tests can pass only what they change.
- *
- * @example
- * ```ts
- * import { type BuildServerOptions, buildServer, loadConfig } from 'rankd/server';
- * import app from './pipelines/main.js';
- *
- * const options: BuildServerOptions = { app, config: loadConfig({ LOG_LEVEL: 'warn' }) };
- * const server = await buildServer(options);
- * await server.listen({ port: 5001 });
- * ```
  */
 export interface BuildServerOptions {
   /** Validated configuration. @defaultValue `loadConfig()` (the environment) */

@@ -11,31 +11,11 @@ import type { EntitySlot } from './hydrate.js';
  * `degrade` serves the request without what they hold (their entities are ranked with the fields
  * the request sent, their feature rows read as defaults, and the answer says so); `fail` answers
  * 503, naming the nodes and their slots. On a single Redis an outage is always a 503.
- *
- * @example
- * ```ts
- * import { defineApp, type UnreachableShardPolicy } from 'rankd';
- * import { MyRankingPipeline } from './pipelines/product-ranking/ranking-pipeline.js';
- *
- * // 503 naming the nodes, rather than answers made without what those masters hold.
- * const onUnreachableShard: UnreachableShardPolicy = 'fail';
- * export default defineApp({ pipelines: [MyRankingPipeline], onUnreachableShard });
- * ```
  */
 export type UnreachableShardPolicy = 'degrade' | 'fail';
 
 /**
  * What every pipeline kind provides to the server, which runs the shared warm-up (hydration, features) first.
- *
- * @example
- * ```ts
- * import { defineApp, type Pipeline } from 'rankd';
- * import { MyRankingPipeline } from './pipelines/product-ranking/ranking-pipeline.js';
- *
- * const pipelines: Pipeline[] = [MyRankingPipeline];
- * console.log(pipelines.map((pipeline) => `${pipeline.name}: POST /api/v1${pipeline.path}`));
- * export default defineApp({ name: 'myshop', pipelines });
- * ```
  */
 export interface Pipeline {
   readonly kind: 'pipeline';

@@ -42,22 +42,6 @@ export const DEFAULT_MAX_CANDIDATES = 1000;
 
 /**
  * How a ranking pipeline is declared.
- *
- * @example
- * ```ts
- * import { defineRankingPipeline, type RankingPipelineOptions } from 'rankd';
- * import { RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const options: RankingPipelineOptions<typeof Product> = {
- *   name: 'Similar',
- *   path: '/similar',
- *   candidate: Product,
- *   model: RankingModel,
- *   example: { request_id: 'r1', candidates: [{ product_id: 'p1' }, { product_id: 'p2' }] },
- * };
- * export const Similar = defineRankingPipeline(options);
- * ```
  */
 export interface RankingPipelineOptions<E extends EntityType> {
   /** Route name, used in the operationId: `MyRankingPipeline` → `MyRankingPipeline_api_v1_ranking_post`. */

@@ -11,16 +11,6 @@ import { scoreCandidates } from './ranking-stages.js';
 /**
  * A ranking pipeline's shadow model: scored after the response is sent, on a share of requests,
  * and logged beside the served ranking (SHADOW events; `rankd evaluate --shadow`).
- *
- * @example
- * ```ts
- * import { defineRankingPipeline, type ShadowOptions } from 'rankd';
- * import { Ranker, RankingModel } from './pipelines/product-ranking/models.js';
- * import { Product } from './pipelines/product-ranking/schemas.js';
- *
- * const shadow: ShadowOptions<typeof Product> = { model: Ranker, share: 0.1 };
- * export const Shadowed = defineRankingPipeline({ name: 'Shadowed', candidate: Product, model: RankingModel, shadow });
- * ```
  */
 export interface ShadowOptions<E extends EntityType> {
   /** The model tried in the shadow of the served one. */

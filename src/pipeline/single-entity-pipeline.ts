@@ -17,22 +17,6 @@ type MaybePromise<T> = T | Promise<T>;
 
 /**
  * How a single-entity pipeline is declared: one entity in, one result out (e.g. an order's fraud score).
- *
- * @example
- * ```ts
- * import { defineEntity, defineModel, defineSingleEntityPipeline, type SingleEntityPipelineOptions, Type } from 'rankd';
- *
- * const Listing = defineEntity({ name: 'listing', fields: { area: Type.Number({ default: 0 }) } });
- * const options: SingleEntityPipelineOptions<typeof Listing> = {
- *   name: 'PricePipeline',
- *   path: '/price',
- *   entity: Listing,
- *   model: defineModel({ name: 'Price', entity: Listing, score: (listings) => listings.map((l) => 3000 * (l.area ?? 0)) }),
- *   respond: (score) => ({ price: Math.round(score) }),
- *   responseSchema: Type.Object({ price: Type.Integer() }, { title: 'PriceAnswer' }),
- * };
- * export const PricePipeline = defineSingleEntityPipeline(options);
- * ```
  */
 export interface SingleEntityPipelineOptions<E extends EntityType> {
   name: string;
