@@ -144,8 +144,7 @@ export async function evaluateModel(options: EvaluateModelOptions): Promise<Mode
   const serving = await scoreRequests(logged, stage);
   const bias = positionBiasOf(all.requests);
   const maxWeight = options.maxWeight ?? DEFAULT_MAX_WEIGHT;
-  let gate: ReturnType<typeof compareOnLogs>;
-  gate = compareOnLogs(
+  const gate = compareOnLogs(
     { requests, candidate, serving, bias, maxWeight },
     options.confidence === undefined ? {} : { confidence: options.confidence },
   );
