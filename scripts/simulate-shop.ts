@@ -1,15 +1,17 @@
 /**
  * `node --import tsx scripts/simulate-shop.ts [--requests N] [--fresh N] [--seed S] [--eta E]
- * [--force] [--no-debias] [--via interleave [--challenger worse]]`: the whole training loop on a simulated shop (scripts/shop/). Hidden
- * shoppers search, rankd (`rankd run` of the template app, in a project of its own) ranks, they
- * click, add to cart and buy following a utility rankd never sees, with position bias
+ * [--force] [--no-debias] [--via interleave [--challenger worse]]`: the whole training loop on a
+ * simulated shop (scripts/shop/). Hidden shoppers search, rankd (`rankd run` of the template app,
+ * in a project of its own) ranks, they click, add to cart and buy following a utility rankd never
+ * sees, with position bias
  * (examination 1/(k+1)^η, k from 0), and the shop posts their feedback. Then `rankd train
  * --promote` (the real CLI, a child process) estimates the position bias, trains, and the gate
  * decides; when it promotes, the server reloads the model. `rankd evaluate` judges the trained trees
  * with their leaves negated (the gate's negative control). The same fresh visits are ranked before
  * and after: NDCG@8 against the hidden utility, and clicks per page. `--via interleave`: the
- * promotion waits for the shoppers instead (see simulateInterleavePromotion); `--challenger worse`: the
- * model tried is trained on the clicks of shoppers of the opposite taste. Needs `npm run build`.
+ * promotion waits for the shoppers instead (see simulateInterleavePromotion); `--challenger
+ * worse`: the model tried is trained on the clicks of shoppers of the opposite taste. Needs `npm
+ * run build`.
  */
 
 import { join } from 'node:path';
@@ -75,8 +77,8 @@ async function openShop(options: {
   log(
     `logging ${requests} requests of simulated shoppers${contrary ? ' of the opposite taste' : ''} (position bias η = ${eta})`,
   );
-  const loggers = contrary ? new ContraryShoppers(seed, eta) : session.shoppers;
-  return { log, random: seededRandom(seed), session, requests, eta, loggers };
+  const trainedOn = contrary ? new ContraryShoppers(seed, eta) : session.shoppers;
+  return { log, random: seededRandom(seed), session, requests, eta, trainedOn };
 }
 
 /** Runs the loop; see the module's comment. */
@@ -186,13 +188,13 @@ export interface InterleaveResult {
 export async function simulateInterleavePromotion(
   options: InterleaveOptions = {},
 ): Promise<InterleaveResult> {
-  const { log, random, session, requests, loggers } = await openShop({
+  const { log, random, session, requests, trainedOn } = await openShop({
     ...options,
     contrary: options.challenger === 'worse',
   });
   try {
     const logged = session.shop.visits(requests, 'train', random);
-    const { end } = await session.logVisits(logged, random, [], loggers);
+    const { end } = await session.logVisits(logged, random, [], trainedOn);
     const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
     const handWeighted = await session.measure(fresh, 'hand');
     const args = [

@@ -145,10 +145,11 @@ export class Shoppers {
 }
 
 /**
- * Shoppers of the opposite taste: each product's utility mirrored around the click midpoint (2·1.2 − u),
- * so an examined product is clicked with one minus the probability the shop's shoppers click it. A
- * model trained on their clicks ranks backwards for the shop's shoppers: the truly worse challenger of
- * `simulate-shop.ts --challenger worse`. Only their reactions are used; pages are judged by `Shoppers`.
+ * Shoppers of the opposite taste: each product's utility mirrored around the click midpoint
+ * (2·1.2 − u), so an examined product is clicked with one minus the probability the shop's shoppers
+ * click it. A model trained on their clicks ranks backwards for the shop's shoppers: the truly worse
+ * challenger of `simulate-shop.ts --challenger worse`. Only their reactions are used; pages are
+ * judged by `Shoppers`.
  */
 export class ContraryShoppers extends Shoppers {
   override utility(product: HiddenProduct, query: ShopQuery, shopper: HiddenShopper): number {
