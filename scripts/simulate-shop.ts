@@ -1,14 +1,17 @@
 /**
  * `node --import tsx scripts/simulate-shop.ts [--requests N] [--fresh N] [--seed S] [--eta E]
- * [--force] [--no-debias] [--via interleave]`: the whole training loop on a simulated shop (scripts/shop/). Hidden
- * shoppers search, rankd (`rankd run` of the template app, in a project of its own) ranks, they
- * click, add to cart and buy following a utility rankd never sees, with position bias
+ * [--force] [--no-debias] [--via interleave [--challenger worse]]`: the whole training loop on a
+ * simulated shop (scripts/shop/). Hidden shoppers search, rankd (`rankd run` of the template app,
+ * in a project of its own) ranks, they click, add to cart and buy following a utility rankd never
+ * sees, with position bias
  * (examination 1/(k+1)^η, k from 0), and the shop posts their feedback. Then `rankd train
  * --promote` (the real CLI, a child process) estimates the position bias, trains, and the gate
  * decides; when it promotes, the server reloads the model. `rankd evaluate` judges the trained trees
  * with their leaves negated (the gate's negative control). The same fresh visits are ranked before
  * and after: NDCG@8 against the hidden utility, and clicks per page. `--via interleave`: the
- * promotion waits for the shoppers instead (see simulateInterleavePromotion). Needs `npm run build`.
+ * promotion waits for the shoppers instead (see simulateInterleavePromotion); `--challenger
+ * worse`: the model tried is trained on the clicks of shoppers of the opposite taste. Needs `npm
+ * run build`.
  */
 
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { seededRandom } from '../src/training/random.js';
 import { negateLeaves } from './shop/model-edits.js';
 import { type CommandRun, type FeedbackCounts, type ModelFigures, ShopSession } from './shop/session.js';
+import { ContraryShoppers } from './shop/shoppers.js';
 
 /** What a simulation run is given. */
 export interface SimulationOptions {
@@ -53,11 +57,15 @@ export function figuresLine(name: string, figures: ModelFigures): string {
   return `${name.padEnd(16)} NDCG@8 ${figures.ndcg.toFixed(3)}   clicks per page ${figures.clicksPerPage.toFixed(3)}`;
 }
 
-/** A run's shop, opened: its seeded draws, and the number of requests to log first (said in the log). */
+/**
+ * A run's shop, opened: its seeded draws, the number of requests to log first (said in the log), and
+ * who clicks on those (`contrary`: shoppers of the opposite taste, said too).
+ */
 async function openShop(options: {
   seed?: number;
   eta?: number;
   requests?: number;
+  contrary?: boolean;
   log?: (line: string) => void;
 }) {
   const log = options.log ?? (() => undefined);
@@ -65,8 +73,12 @@ async function openShop(options: {
   const eta = options.eta ?? 1;
   const session = await ShopSession.open({ seed, eta, log });
   const requests = options.requests ?? 3000;
-  log(`logging ${requests} requests of simulated shoppers (position bias η = ${eta})`);
-  return { log, random: seededRandom(seed), session, requests, eta };
+  const contrary = options.contrary === true;
+  log(
+    `logging ${requests} requests of simulated shoppers${contrary ? ' of the opposite taste' : ''} (position bias η = ${eta})`,
+  );
+  const trainedOn = contrary ? new ContraryShoppers(seed, eta) : session.shoppers;
+  return { log, random: seededRandom(seed), session, requests, eta, trainedOn };
 }
 
 /** Runs the loop; see the module's comment. */
@@ -141,6 +153,12 @@ export interface InterleaveOptions {
   eta?: number;
   /** `rankd train --force`: start the trial even when the gate finds the model worse. */
   force?: boolean;
+  /**
+   * `worse`: the requests logged before training are clicked by shoppers of the opposite taste
+   * (ContraryShoppers), so the model `rankd train` makes, and the trial tries on the shop's own
+   * shoppers, ranks backwards for them. @defaultValue 'trained'
+   */
+  challenger?: 'trained' | 'worse';
   log?: (line: string) => void;
 }
 
@@ -164,14 +182,19 @@ export interface InterleaveResult {
  * `ranker_challenge` interleaving, a fifth of requests), then shoppers keep visiting and, after
  * every round of visits, `rankd promotion decide` looks; once it decides, the result is what the
  * server serves. The truth: both models measured on the same fresh visits (NDCG@8 against the
- * hidden utility).
+ * hidden utility). With `challenger: 'worse'` only the logs the model is trained on change: the
+ * trial's shoppers are the shop's own, who find it worse.
  */
 export async function simulateInterleavePromotion(
   options: InterleaveOptions = {},
 ): Promise<InterleaveResult> {
-  const { log, random, session, requests } = await openShop(options);
+  const { log, random, session, requests, trainedOn } = await openShop({
+    ...options,
+    contrary: options.challenger === 'worse',
+  });
   try {
-    const { end } = await session.logVisits(session.shop.visits(requests, 'train', random), random);
+    const logged = session.shop.visits(requests, 'train', random);
+    const { end } = await session.logVisits(logged, random, [], trainedOn);
     const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
     const handWeighted = await session.measure(fresh, 'hand');
     const args = [
@@ -242,8 +265,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       force: { type: 'boolean' },
       'no-debias': { type: 'boolean' },
       via: { type: 'string', default: 'logs' },
+      challenger: { type: 'string', default: 'trained' },
     },
   });
+  if (values.challenger !== 'trained' && values.challenger !== 'worse')
+    throw new Error(`--challenger ${values.challenger}: expected trained or worse`);
+  if (values.challenger === 'worse' && values.via !== 'interleave')
+    throw new Error('--challenger worse: a challenger is tried --via interleave only');
   if (values.via === 'interleave')
     await simulateInterleavePromotion({
       ...(values.requests ? { requests: Number(values.requests) } : {}),
@@ -251,6 +279,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       ...(values.seed ? { seed: Number(values.seed) } : {}),
       ...(values.eta ? { eta: Number(values.eta) } : {}),
       ...(values.force ? { force: true } : {}),
+      challenger: values.challenger,
       log: (line) => console.log(line),
     });
   else

@@ -2,9 +2,12 @@
  * The training guide's simulated shop (scripts/simulate-shop.ts), run short: hidden shoppers'
  * events reach rankd over HTTP only, `rankd train --promote --force` trains and installs a model,
  * the server (`rankd run`, a child process) reloads it, and the shop judges both models' pages; the
- * guide's output block is what the script prints (numbers aside: the guide's run is longer). The
- * shoppers' truth stays out of rankd: no file under src/ names the shop's modules. The many-seed
- * figures are scripts/shop-trials.ts's, in docs/reference/performance.md, not a test's.
+ * guide's output block is what the script prints (numbers aside: the guide's run is longer).
+ * Promotion by interleaving both ways: the trained candidate against the shop's shoppers, and a
+ * challenger trained on shoppers of the opposite taste, which the hidden utility finds worse and
+ * `rankd promotion decide` must withdraw. The shoppers' truth stays out of rankd: no file under
+ * src/ names the shop's modules. The many-seed figures are scripts/shop-trials.ts's, in
+ * docs/reference/performance.md, not a test's.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +34,11 @@ function guideBlock(command = '$ node --import tsx scripts/simulate-shop.ts'): s
   const start = guide.indexOf(`${command}\n`);
   assert.ok(start > 0, 'the guide shows the script run');
   return guide.slice(start, guide.indexOf('```', start)).trim().split('\n').slice(1);
+}
+
+/** A trial's lines shaped, without the undecided rounds' (how many there are varies from run to run). */
+function decided(lines: string[]): string[] {
+  return lines.filter((line) => !/^after \d+ visits: /.test(line)).map(shape);
 }
 
 test('a short simulated run trains and promotes a model the server then serves; the guide shows its output', async () => {
@@ -79,12 +87,45 @@ test('promotion by interleaving: the candidate is the challenger until rankd pro
   assert.ok([0, 3, 4].includes(last.code), last.stderr);
   assert.equal(result.promoted, last.code === 0);
   // Rounds still undecided vary from run to run; the rest is the guide's block, numbers aside.
-  const decided = (all: string[]) => all.filter((line) => !/^after \d+ visits: /.test(line)).map(shape);
   if (last.code === 0)
     assert.deepEqual(
       decided(lines),
       decided(guideBlock('$ node --import tsx scripts/simulate-shop.ts --via interleave')),
     );
+});
+
+test('promotion by interleaving withdraws a challenger the shoppers find worse; the guide shows the run', async () => {
+  await ensureBuilt();
+  const lines: string[] = [];
+  // No --force: on the logs it learnt from, the gate finds the model better; the trial's shoppers do not.
+  const result = await simulateInterleavePromotion({
+    requests: 1000,
+    fresh: 60,
+    round: 300,
+    rounds: 6,
+    challenger: 'worse',
+    log: (line) => lines.push(line),
+  });
+  assert.equal(result.train.code, 0, result.train.stderr);
+  assert.match(result.train.stdout, /^promotion started: installed as models\/ranker-challenger\.json/m);
+  // The hidden utility's word first: on the same fresh visits the challenger's pages are worse,
+  // by more than three standard errors of the paired difference.
+  const differences = result.candidate.perVisit.map(
+    (x, i) => x - (result.handWeighted.perVisit[i] as number),
+  );
+  const mean = differences.reduce((s, d) => s + d, 0) / differences.length;
+  const variance = differences.reduce((s, d) => s + (d - mean) ** 2, 0) / (differences.length - 1);
+  const error = Math.sqrt(variance / differences.length);
+  assert.ok(mean + 3 * error < 0, `true NDCG@8 change ${mean} ± ${error}`);
+  const last = result.decides.at(-1) as (typeof result.decides)[number];
+  assert.equal(last.code, 3, `${last.stdout}${last.stderr}`);
+  assert.match(last.stdout, /^promotion of ranker_challenge: withdrawn \(the challenger lost\) at /m);
+  assert.match(last.stdout, /^ {2}removed models\/ranker-challenger\.json$/m);
+  assert.equal(result.promoted, false);
+  assert.deepEqual(
+    decided(lines),
+    decided(guideBlock('$ node --import tsx scripts/simulate-shop.ts --via interleave --challenger worse')),
+  );
 });
 
 test("no file under src/ imports the simulated shop's modules (its truth stays hidden)", () => {

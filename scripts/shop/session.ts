@@ -135,14 +135,20 @@ export class ShopSession {
 
   /**
    * Shoppers visit, rankd ranks, they react and the shop posts their feedback. Returns the time
-   * (ISO) before each visit whose index is in `marks`, and after the last.
+   * (ISO) before each visit whose index is in `marks`, and after the last. `shoppers`: who reacts,
+   * the shop's own unless told.
    */
-  async logVisits(visits: readonly Visit[], random: () => number, marks: readonly number[] = []) {
+  async logVisits(
+    visits: readonly Visit[],
+    random: () => number,
+    marks: readonly number[] = [],
+    shoppers: Shoppers = this.shoppers,
+  ) {
     const times = new Map<number, string>();
     for (const [i, visit] of visits.entries()) {
       if (marks.includes(i)) times.set(i, new Date().toISOString());
       const page = await this.rank(visit);
-      const events = this.shoppers.react(page, visit, random).map((r) => {
+      const events = shoppers.react(page, visit, random).map((r) => {
         this.feedback[r.type] += 1;
         return { request_id: visit.id, entity_id: r.productId, feedback_type: r.type };
       });

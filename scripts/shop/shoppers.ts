@@ -62,6 +62,9 @@ export const PAGE = 8;
 
 const sigmoid = (x: number) => 1 / (1 + Math.exp(-x));
 
+/** The utility at which an examined product is clicked half the time. */
+const CLICK_MIDPOINT = 1.2;
+
 /** A number in [0, 1) from a string and a seed: the same for the same pair, on every run. */
 function hashUnit(text: string, seed: number): number {
   let h = (2166136261 ^ seed) >>> 0;
@@ -121,7 +124,7 @@ export class Shoppers {
     page.forEach((product, k) => {
       const examined = random() < this.examination(k);
       const u = this.utility(product, visit.query, visit.shopper);
-      const attracted = random() < sigmoid(1.5 * (u - 1.2));
+      const attracted = random() < sigmoid(1.5 * (u - CLICK_MIDPOINT));
       if (!(examined && attracted)) return;
       out.push({ productId: product.id, type: 'click' });
       if (random() >= sigmoid(1.5 * (u - 2.2))) return;
@@ -138,5 +141,18 @@ export class Shoppers {
       list.slice(0, PAGE).reduce((sum, g, i) => sum + g / Math.log2(i + 2), 0);
     const ideal = dcg(visit.candidates.map(gain).sort((a, b) => b - a));
     return ideal === 0 ? 1 : dcg(page.map(gain)) / ideal;
+  }
+}
+
+/**
+ * Shoppers of the opposite taste: each product's utility mirrored around the click midpoint
+ * (2·1.2 − u), so an examined product is clicked with one minus the probability the shop's shoppers
+ * click it. A model trained on their clicks ranks backwards for the shop's shoppers: the truly worse
+ * challenger of `simulate-shop.ts --challenger worse`. Only their reactions are used; pages are
+ * judged by `Shoppers`.
+ */
+export class ContraryShoppers extends Shoppers {
+  override utility(product: HiddenProduct, query: ShopQuery, shopper: HiddenShopper): number {
+    return 2 * CLICK_MIDPOINT - super.utility(product, query, shopper);
   }
 }
