@@ -1,6 +1,6 @@
 /**
  * `node --import tsx scripts/simulate-shop.ts [--requests N] [--fresh N] [--seed S] [--eta E]
- * [--force] [--no-debias] [--via interleave [--challenger worse]]`: the whole training loop on a
+ * [--force] [--no-debias] [--via interleave [--challenger worse | --serving worse]]`: the whole training loop on a
  * simulated shop (scripts/shop/). Hidden shoppers search, rankd (`rankd run` of the template app,
  * in a project of its own) ranks, they click, add to cart and buy following a utility rankd never
  * sees, with position bias
@@ -10,8 +10,9 @@
  * with their leaves negated (the gate's negative control). The same fresh visits are ranked before
  * and after: NDCG@8 against the hidden utility, and clicks per page. `--via interleave`: the
  * promotion waits for the shoppers instead (see simulateInterleavePromotion); `--challenger
- * worse`: the model tried is trained on the clicks of shoppers of the opposite taste. Needs `npm
- * run build`.
+ * worse`: the model tried is trained on the clicks of shoppers of the opposite taste; `--serving
+ * worse`: such a model serves first, and the one tried is trained on the shop's own shoppers. Needs
+ * `npm run build`.
  */
 
 import { join } from 'node:path';
@@ -159,6 +160,12 @@ export interface InterleaveOptions {
    * shoppers, ranks backwards for them. @defaultValue 'trained'
    */
   challenger?: 'trained' | 'worse';
+  /**
+   * `worse`: before the trial, a model trained on the clicks of shoppers of the opposite taste is
+   * promoted (`--force`) and serves, so the candidate, trained on the shop's own shoppers under
+   * it, is the better one: the trial must promote it. @defaultValue 'hand' (the template's model)
+   */
+  serving?: 'hand' | 'worse';
   log?: (line: string) => void;
 }
 
@@ -169,6 +176,7 @@ export interface InterleaveResult {
   decides: CommandRun[];
   /** Visits served while the promotion ran. */
   visits: number;
+  /** The serving model's figures on the fresh visits: the hand-weighted one's, unless `serving: 'worse'`. */
   handWeighted: ModelFigures;
   /** The candidate's figures on the same fresh visits (served by hand for the measure, whatever was decided). */
   candidate: ModelFigures;
@@ -188,11 +196,14 @@ export interface InterleaveResult {
 export async function simulateInterleavePromotion(
   options: InterleaveOptions = {},
 ): Promise<InterleaveResult> {
-  const { log, random, session, requests, trainedOn } = await openShop({
+  const { log, random, session, requests, eta, trainedOn } = await openShop({
     ...options,
     contrary: options.challenger === 'worse',
   });
   try {
+    let since = '1h';
+    if (options.serving === 'worse')
+      since = await serveContraryModel(session, requests, random, eta, options);
     const logged = session.shop.visits(requests, 'train', random);
     const { end } = await session.logVisits(logged, random, [], trainedOn);
     const fresh = session.shop.visits(options.fresh ?? 1000, 'fresh', random);
@@ -200,7 +211,7 @@ export async function simulateInterleavePromotion(
     const args = [
       'train',
       '--since',
-      '1h',
+      since,
       '--until',
       end,
       '--promote',
@@ -242,7 +253,7 @@ export async function simulateInterleavePromotion(
     // The truth, whatever was decided: the candidate served to the same fresh visits.
     if (!promoted) await session.install(candidateFile);
     const candidate = await session.measure(fresh, 'candidate');
-    log(figuresLine('hand-weighted', handWeighted));
+    log(figuresLine(options.serving === 'worse' ? 'serving' : 'hand-weighted', handWeighted));
     log(figuresLine('candidate', candidate));
     const change = candidate.ndcg - handWeighted.ndcg;
     log(
@@ -253,6 +264,43 @@ export async function simulateInterleavePromotion(
   } finally {
     await session.close();
   }
+}
+
+/**
+ * Logs `requests` visits clicked by shoppers of the opposite taste, then `rankd train --promote
+ * --force` installs the model trained on them, which then serves; resolves with when those logs
+ * ended, for the next training to start there.
+ */
+async function serveContraryModel(
+  session: ShopSession,
+  requests: number,
+  random: () => number,
+  eta: number,
+  options: { seed?: number; log?: (line: string) => void },
+): Promise<string> {
+  options.log?.(`serving first: a model trained on ${requests} requests of shoppers of the opposite taste`);
+  const contrary = new ContraryShoppers(options.seed ?? 7, eta);
+  const { end } = await session.logVisits(
+    session.shop.visits(requests, 'contrary', random),
+    random,
+    [],
+    contrary,
+  );
+  const train = await session.cli([
+    'train',
+    '--since',
+    '1h',
+    '--until',
+    end,
+    '--promote',
+    '--force',
+    '--no-progress',
+  ]);
+  if (train.code !== 0)
+    throw new Error(`rankd train --force did not install the contrary model (${train.code})`);
+  const { createHash } = await import('node:crypto');
+  await session.waitForModel(createHash('sha256').update(session.read('models/ranker.json')).digest('hex'));
+  return end;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -266,8 +314,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       'no-debias': { type: 'boolean' },
       via: { type: 'string', default: 'logs' },
       challenger: { type: 'string', default: 'trained' },
+      serving: { type: 'string', default: 'hand' },
     },
   });
+  if (values.serving !== 'hand' && values.serving !== 'worse')
+    throw new Error(`--serving ${values.serving}: expected hand or worse`);
+  if (values.serving === 'worse' && values.via !== 'interleave')
+    throw new Error('--serving worse: a challenger is tried --via interleave only');
+  if (values.serving === 'worse' && values.challenger === 'worse')
+    throw new Error('--serving worse and --challenger worse: one or the other');
   if (values.challenger !== 'trained' && values.challenger !== 'worse')
     throw new Error(`--challenger ${values.challenger}: expected trained or worse`);
   if (values.challenger === 'worse' && values.via !== 'interleave')
@@ -280,6 +335,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       ...(values.eta ? { eta: Number(values.eta) } : {}),
       ...(values.force ? { force: true } : {}),
       challenger: values.challenger,
+      serving: values.serving,
       log: (line) => console.log(line),
     });
   else

@@ -41,6 +41,19 @@ function decided(lines: string[]): string[] {
   return lines.filter((line) => !/^after \d+ visits: /.test(line)).map(shape);
 }
 
+/**
+ * The candidate's true NDCG@8 change against the serving model, paired over the same fresh visits:
+ * its mean and standard error, by the hidden utility.
+ */
+function trueChange(result: Awaited<ReturnType<typeof simulateInterleavePromotion>>) {
+  const differences = result.candidate.perVisit.map(
+    (x, i) => x - (result.handWeighted.perVisit[i] as number),
+  );
+  const mean = differences.reduce((s, d) => s + d, 0) / differences.length;
+  const variance = differences.reduce((s, d) => s + (d - mean) ** 2, 0) / (differences.length - 1);
+  return { mean, error: Math.sqrt(variance / differences.length) };
+}
+
 test('a short simulated run trains and promotes a model the server then serves; the guide shows its output', async () => {
   await ensureBuilt();
   const lines: string[] = [];
@@ -110,12 +123,7 @@ test('promotion by interleaving withdraws a challenger the shoppers find worse; 
   assert.match(result.train.stdout, /^promotion started: installed as models\/ranker-challenger\.json/m);
   // The hidden utility's word first: on the same fresh visits the challenger's pages are worse,
   // by more than three standard errors of the paired difference.
-  const differences = result.candidate.perVisit.map(
-    (x, i) => x - (result.handWeighted.perVisit[i] as number),
-  );
-  const mean = differences.reduce((s, d) => s + d, 0) / differences.length;
-  const variance = differences.reduce((s, d) => s + (d - mean) ** 2, 0) / (differences.length - 1);
-  const error = Math.sqrt(variance / differences.length);
+  const { mean, error } = trueChange(result);
   assert.ok(mean + 3 * error < 0, `true NDCG@8 change ${mean} ± ${error}`);
   const last = result.decides.at(-1) as (typeof result.decides)[number];
   assert.equal(last.code, 3, `${last.stdout}${last.stderr}`);
@@ -126,6 +134,25 @@ test('promotion by interleaving withdraws a challenger the shoppers find worse; 
     decided(lines),
     decided(guideBlock('$ node --import tsx scripts/simulate-shop.ts --via interleave --challenger worse')),
   );
+});
+
+test('promotion by interleaving promotes a challenger the shoppers find better', async () => {
+  await ensureBuilt();
+  // A model of the opposite taste serves; the candidate, trained under it on the shop's own shoppers, is better.
+  const result = await simulateInterleavePromotion({
+    requests: 1000,
+    fresh: 60,
+    round: 300,
+    rounds: 6,
+    force: true,
+    serving: 'worse',
+  });
+  assert.equal(result.train.code, 0, result.train.stderr);
+  assert.ok(trueChange(result).mean - 3 * trueChange(result).error > 0, JSON.stringify(trueChange(result)));
+  const last = result.decides.at(-1) as (typeof result.decides)[number];
+  assert.equal(last.code, 0, `${last.stdout}${last.stderr}`);
+  assert.match(last.stdout, /^promotion of ranker_challenge: promoted /m);
+  assert.equal(result.promoted, true);
 });
 
 test("no file under src/ imports the simulated shop's modules (its truth stays hidden)", () => {
