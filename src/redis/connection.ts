@@ -1,4 +1,4 @@
-/** The one Redis connection of a rankd process: what the stores call, each method handed to the file of its concern. */
+/** The one Redis connection of a process: the stores' operations, each passed to the file of its concern. */
 import type { UnavailableNode } from '../errors/index.js';
 import * as hashes from './hash-commands.js';
 import * as probes from './health-probes.js';

@@ -1,4 +1,4 @@
-/** The checks of Redis's health: a round trip to every master, which masters cannot serve, whether one is full. */
+/** Health checks: a round trip to every master, which masters cannot serve, whether one refuses writes. */
 import { ClusterDownError, RedisOutOfMemoryError, type UnavailableNode } from '../errors/index.js';
 import type { RedisLink } from './link.js';
 import { parseMemoryInfo, refusesWrites } from './out-of-memory.js';

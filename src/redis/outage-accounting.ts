@@ -1,4 +1,4 @@
-/** What a failed operation means: out of memory, a cluster node's outage (reported once), Redis away, or a bug. */
+/** What a failed operation means: out of memory, a cluster node's outage (reported once), Redis away, a bug. */
 import {
   ClusterDownError,
   ClusterNodeUnavailableError,

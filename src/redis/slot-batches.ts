@@ -1,4 +1,4 @@
-/** Batches split by hash slot: every group sent at once, a write's partial failure and a read's unread keys told apart. */
+/** Batches split by hash slot, all groups sent at once: a write's partial failure, a read's unread keys. */
 import {
   ClusterNodeUnavailableError,
   type RedisUnavailableError,
