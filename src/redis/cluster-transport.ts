@@ -185,7 +185,7 @@ export class ClusterTransport implements RedisTransport {
     const unsent = this.#health.notAnswering(slot);
     if (unsent !== undefined) throw unsent;
     const master = this.#cluster.isReady ? this.#cluster.slots[slot]?.master : undefined;
-    // A plain Error on purpose, as in pingAll: #run makes it a RedisUnavailableError.
+    // A plain Error on purpose, as in pingAll: RedisLink's run makes it a RedisUnavailableError.
     if (master === undefined) throw new Error('the cluster slot map is not known yet');
     return (await this.#cluster.nodeClient(master)).sendCommand(command as Array<string | Buffer>);
   }
@@ -202,7 +202,7 @@ export class ClusterTransport implements RedisTransport {
 
   async pingAll(): Promise<void> {
     // Before discovery the master list is empty: that is "not ready", not "every master answered".
-    // A plain Error on purpose: RedisConnection's #run turns it into a RedisUnavailableError (503).
+    // A plain Error on purpose: RedisLink's run turns it into a RedisUnavailableError (503).
     if (!this.#cluster.isReady) throw new Error('the cluster slot map is not known yet');
     await Promise.all(
       this.#cluster.masters.map(async (master) => (await this.#cluster.nodeClient(master)).ping()),
@@ -252,7 +252,7 @@ export class ClusterTransport implements RedisTransport {
   async forEachNode(
     visit: (send: (command: RedisCommand) => Promise<unknown>) => Promise<void>,
   ): Promise<void> {
-    // A plain Error on purpose, as in pingAll: #run makes it a RedisUnavailableError.
+    // A plain Error on purpose, as in pingAll: RedisLink's run makes it a RedisUnavailableError.
     if (!this.#cluster.isReady) throw new Error('the cluster slot map is not known yet');
     for (const master of [...this.#cluster.masters]) {
       const client = await this.#cluster.nodeClient(master);

@@ -1,4 +1,5 @@
 import { createClient, type RedisClientOptions } from '@redis/client';
+import { ownersOf, type SlotMap } from './cluster-slot-map.js';
 import type { ReadCache } from './read-cache.js';
 import { NO_COMMAND_TIMEOUT, type RedisCommand, reconnectDelay } from './transport.js';
 
@@ -110,6 +111,8 @@ export class InvalidationTracker {
   readonly #prefixes: readonly string[];
   readonly #connectTimeoutMs: number;
   #nodes: NodeTracker[] = [];
+  /** The cluster slot map whose masters are tracked. */
+  #followedMap: SlotMap | undefined;
   #closed = false;
 
   constructor(cache: ReadCache, connectTimeoutMs: number) {
@@ -137,6 +140,23 @@ export class InvalidationTracker {
       if (!known.has(address)) kept.push(new NodeTracker(node, this, this.#prefixes, this.#connectTimeoutMs));
     this.#nodes = kept;
     this.nodeChanged();
+  }
+
+  /** Tracks the masters of a cluster's slot map `map` (after a change of the map): DR-020. */
+  followMasters(map: SlotMap): void {
+    if (map === this.#followedMap) return;
+    const masters = [...ownersOf(map).keys()];
+    if (masters.length === 0) return;
+    this.#followedMap = map;
+    this.track(
+      masters.map((address) => {
+        const at = address.lastIndexOf(':');
+        return {
+          host: address.slice(0, at).replace(/^\[(.*)\]$/, '$1'),
+          port: Number(address.slice(at + 1)),
+        };
+      }),
+    );
   }
 
   /** Resolves once every invalidation sent before now by every tracked node has been handled. */
