@@ -41,6 +41,9 @@ function decided(lines: string[]): string[] {
   return lines.filter((line) => !/^after \d+ visits: /.test(line)).map(shape);
 }
 
+/** A trial short enough for a test: 1000 requests logged, 60 fresh visits, at most 6 rounds of 300. */
+const SHORT_TRIAL = { requests: 1000, fresh: 60, round: 300, rounds: 6 };
+
 /**
  * The candidate's true NDCG@8 change against the serving model, paired over the same fresh visits:
  * its mean and standard error, by the hidden utility.
@@ -82,10 +85,7 @@ test('promotion by interleaving: the candidate is the challenger until rankd pro
   const lines: string[] = [];
   // --force: a short log's gate may find the model worse; the trial is what is tried here.
   const result = await simulateInterleavePromotion({
-    requests: 1000,
-    fresh: 60,
-    round: 300,
-    rounds: 6,
+    ...SHORT_TRIAL,
     force: true,
     log: (line) => lines.push(line),
   });
@@ -112,10 +112,7 @@ test('promotion by interleaving withdraws a challenger the shoppers find worse; 
   const lines: string[] = [];
   // No --force: on the logs it learnt from, the gate finds the model better; the trial's shoppers do not.
   const result = await simulateInterleavePromotion({
-    requests: 1000,
-    fresh: 60,
-    round: 300,
-    rounds: 6,
+    ...SHORT_TRIAL,
     challenger: 'worse',
     log: (line) => lines.push(line),
   });
@@ -140,10 +137,7 @@ test('promotion by interleaving promotes a challenger the shoppers find better',
   await ensureBuilt();
   // A model of the opposite taste serves; the candidate, trained under it on the shop's own shoppers, is better.
   const result = await simulateInterleavePromotion({
-    requests: 1000,
-    fresh: 60,
-    round: 300,
-    rounds: 6,
+    ...SHORT_TRIAL,
     force: true,
     serving: 'worse',
   });
