@@ -37,12 +37,11 @@ import { driveFor } from './lib/drive-for.js';
 import { HttpClient } from './lib/http.js';
 import { buildPackage, type PackageBuild } from './lib/package-build.js';
 import {
-  CANDIDATE_WORKLOADS,
-  type CandidateWorkload,
   RANK_PATH,
   type RankRequest,
   rankAnswerProblem,
   rankRequests,
+  workloadFromEnv,
 } from './lib/rank-data.js';
 import { announce, Cleanup, loadAverages } from './lib/run-setup.js';
 import { type ServerProcess, startServerProcess } from './lib/server-process.js';
@@ -161,7 +160,13 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
     const redis = await startTestRedis();
     cleanup.add(() => redis.stop());
     await loadTemplateData(builds[0] as PackageBuild, redis.url, products);
-    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 1, workloadToRun());
+    const requests = rankRequests(
+      rankCase,
+      rankCase.distinctRequests,
+      products,
+      1,
+      workloadFromEnv('BENCH_COMPARE_WORKLOAD'),
+    );
     // Each side's bodies with its extra fields, made before measuring.
     const bodiesWith = new Map<object, string[]>();
     for (const side of sides)
@@ -365,11 +370,4 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
   } finally {
     await cleanup.run();
   }
-}
-
-function workloadToRun(): CandidateWorkload {
-  const named = process.env.BENCH_COMPARE_WORKLOAD ?? 'uniform';
-  if (!CANDIDATE_WORKLOADS.includes(named as CandidateWorkload))
-    throw new Error(`BENCH_COMPARE_WORKLOAD: no workload ${named} (${CANDIDATE_WORKLOADS.join(', ')})`);
-  return named as CandidateWorkload;
 }

@@ -22,14 +22,13 @@ import { drive } from './lib/drive.js';
 import { HttpClient } from './lib/http.js';
 import { type CpuProfile, ProfileTree, summariseProfile, type TimeWindow } from './lib/profile-summary.js';
 import {
-  CANDIDATE_WORKLOADS,
-  type CandidateWorkload,
   floorBody,
   PARSING_FLOOR_PATH,
   RANK_PATH,
   type RankRequest,
   rankAnswerProblem,
   rankRequests,
+  workloadFromEnv,
 } from './lib/rank-data.js';
 import { announce, Cleanup, loadAverages, setUpBuildAndRedis } from './lib/run-setup.js';
 import { type ServerProcess, startServerProcess } from './lib/server-process.js';
@@ -73,13 +72,6 @@ function caseToRun(): RankCase {
   const found = CASES.find((rankCase) => rankCase.key === key);
   if (found === undefined) throw new Error(`BENCH_PROFILE_CASE: no case ${key} (cases: a, b)`);
   return found;
-}
-
-function workloadToRun(): CandidateWorkload {
-  const named = process.env.BENCH_PROFILE_WORKLOAD ?? 'uniform';
-  if (!CANDIDATE_WORKLOADS.includes(named as CandidateWorkload))
-    throw new Error(`BENCH_PROFILE_WORKLOAD: no workload ${named} (${CANDIDATE_WORKLOADS.join(', ')})`);
-  return named as CandidateWorkload;
 }
 
 function extraSettings(): Record<string, string> {
@@ -157,7 +149,13 @@ export async function run(context: BenchContext): Promise<Record<string, unknown
       path('floor', floorServer, RANK_PATH),
       path('parsing floor', floorServer, PARSING_FLOOR_PATH),
     ];
-    const requests = rankRequests(rankCase, rankCase.distinctRequests, products, 3, workloadToRun());
+    const requests = rankRequests(
+      rankCase,
+      rankCase.distinctRequests,
+      products,
+      3,
+      workloadFromEnv('BENCH_PROFILE_WORKLOAD'),
+    );
     let offset = 0;
     const block = async (target: Path, count: number) => {
       const base = offset;

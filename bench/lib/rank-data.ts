@@ -62,6 +62,14 @@ export type CandidateWorkload = 'uniform' | 'zipf';
 /** The workloads, in the order the rank benchmark runs them. */
 export const CANDIDATE_WORKLOADS: readonly CandidateWorkload[] = ['uniform', 'zipf'];
 
+/** The workload the environment variable `name` names; `uniform` when it is unset. */
+export function workloadFromEnv(name: string): CandidateWorkload {
+  const named = process.env[name] ?? 'uniform';
+  if (!CANDIDATE_WORKLOADS.includes(named as CandidateWorkload))
+    throw new Error(`${name}: no workload ${named} (${CANDIDATE_WORKLOADS.join(', ')})`);
+  return named as CandidateWorkload;
+}
+
 /** `count` distinct numbers in [0, total) drawn with weight 1/(rank + 1), mapped through a permutation. */
 export function zipfSample(next: () => number, total: number, count: number): number[] {
   const cumulative = zipfCumulative(total);
