@@ -16,13 +16,22 @@ export async function mget(
     return (await cachedRead(link, link.cache, keys, false, fromCache)).values;
   const whole = isWhole(keys) ? keys : joinKeys(keys);
   if (whole.length === 0) return [];
+  return (await readWhole(link, whole, false)).values;
+}
+
+/** One MGET of `keys` on a single Redis; one per hash slot on a cluster (`leaveOut`: see {@link mgetAvailable}). */
+async function readWhole(
+  link: RedisLink,
+  keys: readonly string[],
+  leaveOut: boolean,
+): Promise<AvailableValues> {
   // A single Redis takes the whole read as one MGET and answers in the keys' own order: its reply
   // is the result, with no groups to make nor places to map back.
   if (link.mode === 'single') {
-    const send = () => link.transport.send(whole[0] as string, true, ['MGET', ...whole]);
-    return (await link.run(send, 'mget')) as StoredValue[];
+    const send = () => link.transport.send(keys[0] as string, true, ['MGET', ...keys]);
+    return { values: (await link.run(send, 'mget')) as StoredValue[], unread: undefined };
   }
-  return (await readGroups(link, whole, false)).values;
+  return readGroups(link, keys, leaveOut);
 }
 
 /** {@link mget} leaving out the keys of cluster masters that cannot answer: `RedisConnection.mgetAvailable`. */
@@ -35,7 +44,7 @@ export async function mgetAvailable(
   if (link.cache !== undefined && !isWhole(keys)) return cachedRead(link, link.cache, keys, true, fromCache);
   const whole = isWhole(keys) ? keys : joinKeys(keys);
   if (whole.length === 0) return { values: [], unread: undefined };
-  return readGroups(link, whole, true);
+  return readWhole(link, whole, true);
 }
 
 /**
@@ -75,16 +84,7 @@ async function cachedRead(
   const toRead =
     at === undefined ? joinKeys(keys) : at.map((i) => (spaces[i] as string) + (rests[i] as string));
   const ticket = cache.begin();
-  const read =
-    link.mode === 'single'
-      ? {
-          values: (await link.run(
-            () => link.transport.send(toRead[0], true, ['MGET', ...toRead]),
-            'mget',
-          )) as StoredValue[],
-          unread: undefined,
-        }
-      : await readGroups(link, toRead, leaveOut);
+  const read = await readWhole(link, toRead, leaveOut);
   const invalidated = cache.invalidatedSince(ticket);
   for (let j = 0; j < toRead.length; j++) {
     const value = read.values[j] ?? null;
